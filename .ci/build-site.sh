@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the site: the hydrate bundle (wasm + JS glue), the stylesheet and
+# the static files into target/site, and the `fixedpoint` binary.
+#   .ci/build-site.sh release   what `make run` serves (optimised binary)
+#   .ci/build-site.sh debug     what the tests drive (debug binary, same bundle)
+# The browser bundle is always built with the size-optimised `wasm-release`
+# profile, so the tests exercise (and measure) what users download.
+source "$(dirname "$0")/lib.sh"
+mode="${1:-release}"
+cd "$ROOT"
+export_wasm_env
+
+log "building the browser bundle (app, feature hydrate)"
+cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
+  --profile wasm-release --quiet
+pkg="$SITE_ROOT/pkg"
+mkdir -p "$pkg"
+wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint \
+  target/wasm32-unknown-unknown/wasm-release/app.wasm
+if command -v wasm-opt >/dev/null; then
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
+fi
+cp style/main.css "$pkg/fixedpoint.css"
+cp -r public/. "$SITE_ROOT/"
+
+if [ "$mode" = release ]; then
+  log "building fixedpoint (release)"
+  CC="${CC:-clang}" cargo build -p server --release --quiet
+else
+  log "building fixedpoint (debug)"
+  CC="${CC:-clang}" cargo build -p server --quiet
+fi
+raw=$(stat -c %s "$pkg/fixedpoint_bg.wasm")
+gz=$(gzip -9 -c "$pkg/fixedpoint_bg.wasm" | wc -c)
+log "site bundle: fixedpoint_bg.wasm $raw bytes raw, $gz bytes gzip -9"

@@ -1,0 +1,80 @@
+# Shared helpers for the build and test scripts. Sourced, not run.
+# Every step installs what it needs only when it is missing, so a warm
+# machine skips straight to the work.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WASM_BINDGEN_VERSION="0.2.130"
+SITE_ROOT="${LEPTOS_SITE_ROOT:-$ROOT/target/site}"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Runs a command as root when we are not root (plain on CI, which is root).
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+APT_UPDATED=0
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ "$APT_UPDATED" = 0 ]; then as_root apt-get update -qq; APT_UPDATED=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The C compiler the tree-sitter grammars need for wasm32, the wasm target,
+# wasm-bindgen's CLI at the version the lock pins, and the npm tools
+# (wasm-opt from binaryen, playwright-core, axe-core).
+ensure_build_prereqs() {
+  apt_install clang pkg-config ca-certificates
+  command -v cargo >/dev/null || die "cargo is not installed: install Rust with rustup first"
+  rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown \
+    || { log "adding the wasm32-unknown-unknown target"; rustup target add wasm32-unknown-unknown; }
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)"
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --quiet
+  fi
+  ensure_node_modules
+}
+
+ensure_node_modules() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  local stamp="$ROOT/end2end/node_modules/.installed-lock"
+  if [ ! -f "$stamp" ] || ! cmp -s "$ROOT/end2end/package-lock.json" "$stamp"; then
+    log "installing end2end npm packages"
+    (cd "$ROOT/end2end" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$ROOT/end2end/package-lock.json" "$stamp"
+  fi
+  export PATH="$ROOT/end2end/node_modules/.bin:$PATH"
+}
+
+ensure_test_prereqs() {
+  ensure_build_prereqs
+  apt_install chromium fonts-dejavu-core
+  rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+  rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+}
+
+# The include directory of the small libc that tree-sitter ships for wasm32:
+# the grammar crates need it on the C compiler's path for that target only.
+wasm_cflags() {
+  local manifest
+  manifest=$(cd "$ROOT" && cargo metadata --format-version 1 2>/dev/null \
+    | python3 -c 'import json,sys; print(next(p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"]=="tree-sitter-language"))' 2>/dev/null || true)
+  if [ -n "$manifest" ]; then
+    echo "-I$(dirname "$manifest")/wasm/include"
+  fi
+}
+
+export_wasm_env() {
+  local flags
+  flags=$(wasm_cflags)
+  if [ -n "$flags" ]; then export CFLAGS_wasm32_unknown_unknown="$flags"; fi
+  export CC_wasm32_unknown_unknown=clang
+}

@@ -1,0 +1,25 @@
+use leptos::prelude::*;
+use leptos_router::components::A;
+
+/// The site-wide header: the name and the five places a visitor goes.
+#[component]
+pub fn SiteHeader() -> impl IntoView {
+    view! {
+        <a class="skip-link" href="#main">"Skip to content"</a>
+        <header class="site-header">
+            <A href="/" attr:class="brand">
+                <span class="brand-mark" aria-hidden="true">"f(x)=x"</span>
+                <span class="brand-name">"Fixed Point"</span>
+            </A>
+            <nav aria-label="Main">
+                <ul>
+                    <li><A href="/audit">"Audit"</A></li>
+                    <li><A href="/loops">"Loops"</A></li>
+                    <li><A href="/issues">"Archive"</A></li>
+                    <li><A href="/pricing">"Pricing"</A></li>
+                    <li><A href="/signin" attr:class="signin">"Sign in"</A></li>
+                </ul>
+            </nav>
+        </header>
+    }
+}

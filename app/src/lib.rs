@@ -1,0 +1,76 @@
+//! The Fixed Point web application.
+//!
+//! Everything the browser sees lives here: the routes, the pages, the
+//! components. The crate builds twice: with `ssr` into the server, which
+//! renders every page to HTML, and with `hydrate` into the WebAssembly bundle
+//! that makes the same pages interactive. Nothing in here talks to a database
+//! directly; server-only code reaches this crate through context.
+
+pub mod components;
+pub mod pages;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, Link, Meta, MetaTags, Stylesheet, Title};
+use leptos_router::{
+    components::{Route, Router, Routes},
+    StaticSegment,
+};
+
+use crate::components::site_header::SiteHeader;
+use crate::pages::{home::HomePage, not_found::NotFound};
+
+/// The name of the WebAssembly bundle and stylesheet under `/pkg`.
+pub const OUTPUT_NAME: &str = "fixedpoint";
+
+/// The HTML document around the application, rendered on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The application: header, routes, footer.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+
+    view! {
+        <Stylesheet id="site-css" href="/pkg/fixedpoint.css"/>
+        <Link rel="icon" href="/favicon.ico"/>
+        <Meta name="description" content="Fixed Point: tools for agent loops that know when they have finished."/>
+        <Title formatter=|text: String| if text.is_empty() { "Fixed Point".to_string() } else { format!("{text} · Fixed Point") }/>
+        <Router>
+            <SiteHeader/>
+            <main id="main">
+                <Routes fallback=NotFound>
+                    <Route path=StaticSegment("") view=HomePage/>
+                </Routes>
+            </main>
+            <footer class="site-footer">
+                <p>"Fixed Point: a newsletter and tools about the loops around models."</p>
+            </footer>
+        </Router>
+    }
+}
+
+/// The browser's entry point: attaches the application to the server's HTML.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+    // A flag for the browser tests (and the curious): event handlers are
+    // attached once this is set.
+    let _ = js_sys::Reflect::set(&js_sys::global(), &"__fixedpointHydrated".into(), &true.into());
+}

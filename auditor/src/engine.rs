@@ -1,0 +1,514 @@
+//! From source text to a `FileReport`: parse, collect facts, judge every exit
+//! link with the rules, and add the warnings a reviewer would want.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
+
+use crate::facts::{self, Facts, LoopFact, LoopKind, Role};
+use crate::report::{Evidence, ExitReport, FileReport, LoopReport, Warning};
+use crate::rules::{self, ClauseView};
+use crate::words::canonical_words;
+use crate::{ExitId, Language, Verdict};
+
+/// At most this many evidence entries per exit: the report must stay readable.
+const EVIDENCE_LIMIT: usize = 8;
+/// At most this many lines of code per evidence entry.
+const EVIDENCE_LINES: usize = 3;
+
+/// Line starts of a source, for converting byte offsets at the edge.
+pub(crate) struct Lines<'s> {
+    source: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> Lines<'s> {
+    pub(crate) fn new(source: &'s str) -> Lines<'s> {
+        let mut starts = vec![0];
+        starts.extend(source.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        Lines { source, starts }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub(crate) fn line_of(&self, byte: usize) -> usize {
+        match self.starts.binary_search(&byte) {
+            Ok(index) => index + 1,
+            Err(index) => index,
+        }
+    }
+
+    fn line_text(&self, line: usize) -> &'s str {
+        let start = self.starts.get(line - 1).copied().unwrap_or(self.source.len());
+        let end = self.starts.get(line).map_or(self.source.len(), |next| next.saturating_sub(1));
+        self.source.get(start..end.max(start)).unwrap_or("").trim_end_matches('\r')
+    }
+
+    /// Evidence for a byte range: its lines (at most a few) and their code.
+    pub(crate) fn evidence(&self, range: Range<usize>) -> Evidence {
+        let start_line = self.line_of(range.start);
+        let end_byte = range.end.max(range.start + 1) - 1;
+        let end_line = self.line_of(end_byte.min(self.source.len().saturating_sub(1))).max(start_line);
+        let shown_end = end_line.min(start_line + EVIDENCE_LINES - 1);
+        let code = (start_line..=shown_end)
+            .map(|line| {
+                let text = self.line_text(line).trim();
+                if text.len() > 160 {
+                    format!("{}...", &text[..text.floor_char_boundary(157)])
+                } else {
+                    text.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Evidence { start_line, end_line: shown_end, code, start_byte: range.start, end_byte: range.end }
+    }
+}
+
+/// Audits one source whose language is known.
+pub(crate) fn audit_source(source: &str, path: Option<&str>, language: Language) -> FileReport {
+    let mut parser = tree_sitter::Parser::new();
+    let mut warnings = Vec::new();
+    let lines = Lines::new(source);
+    if parser.set_language(&language.grammar()).is_err() {
+        warnings.push(warning(
+            "grammar-unavailable",
+            "the grammar for this language could not be loaded",
+            None,
+            &lines,
+        ));
+        return finish(path, Some(language), Vec::new(), empty_exits(), warnings);
+    }
+    let Some(tree) = parser.parse(source, None) else {
+        warnings.push(warning(
+            "parse-failed",
+            "the parser gave up on this file; nothing was audited",
+            None,
+            &lines,
+        ));
+        return finish(path, Some(language), Vec::new(), empty_exits(), warnings);
+    };
+    let mut facts = facts::collect(&tree, source, language.family());
+    add_function_loops(&mut facts);
+    let frameworks = detect_frameworks(&mut facts, &lines, &mut warnings);
+    let mut found: BTreeMap<ExitId, Vec<Range<usize>>> = BTreeMap::new();
+    judge_links(&facts, &lines, &mut found, &mut warnings);
+    judge_kwargs_and_calls(&facts, &mut found);
+    if frameworks == 0 && facts.loops.is_empty() {
+        // Without any loop, nothing is an exit; settings like `max_turns=`
+        // handed to an unknown function still are, since they bound a loop
+        // that lives elsewhere.
+        found.retain(|id, _| matches!(id, ExitId::E2 | ExitId::E3 | ExitId::E4 | ExitId::E1));
+    }
+    warn_about_loops(&facts, &lines, &mut warnings);
+    warn_about_bounds(&facts, &lines, &mut warnings);
+    warn_about_handlers(&facts, &lines, &mut warnings);
+    for range in &facts.parse_errors {
+        warnings.push(warning(
+            "parse-error",
+            "this part does not parse; the audit reads the rest as well as it can",
+            Some(range.clone()),
+            &lines,
+        ));
+    }
+    if facts.loops.is_empty() {
+        warnings.push(warning("no-loop-found", "no loop was found in this file", None, &lines));
+    }
+    let exits = ExitId::ALL
+        .iter()
+        .map(|&id| {
+            let mut ranges = found.remove(&id).unwrap_or_default();
+            ranges.sort_by_key(|r| (r.start, r.end));
+            let mut evidence: Vec<Evidence> = Vec::new();
+            for range in ranges {
+                let entry = lines.evidence(range);
+                if !evidence.iter().any(|e| e.start_line == entry.start_line && e.end_line == entry.end_line)
+                {
+                    evidence.push(entry);
+                }
+            }
+            evidence.truncate(EVIDENCE_LIMIT);
+            ExitReport {
+                id,
+                label: id.label().to_string(),
+                kind: id.kind(),
+                found: !evidence.is_empty(),
+                evidence,
+            }
+        })
+        .collect();
+    let loops = facts.loops.iter().map(|l| loop_report(l, &lines)).collect();
+    finish(path, Some(language), loops, exits, warnings)
+}
+
+pub(crate) fn empty_exits() -> Vec<ExitReport> {
+    ExitId::ALL
+        .iter()
+        .map(|&id| ExitReport {
+            id,
+            label: id.label().to_string(),
+            kind: id.kind(),
+            found: false,
+            evidence: Vec::new(),
+        })
+        .collect()
+}
+
+pub(crate) fn finish(
+    path: Option<&str>,
+    language: Option<Language>,
+    loops: Vec<LoopReport>,
+    exits: Vec<ExitReport>,
+    warnings: Vec<Warning>,
+) -> FileReport {
+    let verdict = Verdict::of(exits.iter().filter(|e: &&ExitReport| e.found).map(|e| e.id));
+    FileReport {
+        path: path.map(str::to_string),
+        language: language.map(|l| l.name().to_string()),
+        loops,
+        exits,
+        verdict,
+        warnings,
+    }
+}
+
+pub(crate) fn warning(code: &str, message: &str, range: Option<Range<usize>>, lines: &Lines<'_>) -> Warning {
+    let (start_line, end_line) = match range {
+        Some(range) => {
+            let evidence = lines.evidence(range);
+            (Some(evidence.start_line), Some(evidence.start_line.max(evidence.end_line)))
+        }
+        None => (None, None),
+    };
+    Warning { code: code.to_string(), message: message.to_string(), start_line, end_line }
+}
+
+fn loop_report(fact: &LoopFact, lines: &Lines<'_>) -> LoopReport {
+    let start_line = lines.line_of(fact.range.start);
+    let end_line = lines.line_of(fact.range.end.saturating_sub(1).max(fact.range.start));
+    let code = lines.evidence(fact.range.start..fact.range.start + 1).code;
+    LoopReport {
+        kind: fact.kind.as_str().to_string(),
+        start_line,
+        end_line,
+        code,
+        framework: fact.framework.map(str::to_string),
+        start_byte: fact.range.start,
+        end_byte: fact.range.end,
+    }
+}
+
+/// Recursive functions become loops whose guarded returns are their exits.
+fn add_function_loops(facts: &mut Facts) {
+    let mut loop_of_function = BTreeMap::new();
+    for (index, function) in facts.functions.iter().enumerate() {
+        if function.recursive {
+            loop_of_function.insert(index, facts.loops.len());
+            facts.loops.push(LoopFact {
+                kind: LoopKind::Recursion,
+                range: function.range.clone(),
+                infinite: false,
+                exit_sites: 0,
+                framework: None,
+                assigned: HashSet::new(),
+                function_name: function.name.clone(),
+            });
+        }
+    }
+    for exit in &facts.function_exits {
+        if let Some(&loop_id) = loop_of_function.get(&exit.function) {
+            facts.loops[loop_id].exit_sites += 1;
+            for &clause in &exit.clauses {
+                facts.links.push(facts::ExitLink {
+                    clause,
+                    role: Role::Guard,
+                    loop_id,
+                    site: exit.site.clone(),
+                });
+            }
+        }
+    }
+}
+
+struct Framework {
+    name: &'static str,
+    entry_points: &'static [&'static str],
+    /// The keyword that bounds it, and the default it falls back to.
+    bound: Option<(&'static [&'static str], &'static str)>,
+}
+
+const FRAMEWORKS: &[Framework] = &[
+    Framework {
+        name: "langgraph",
+        entry_points: &["StateGraph", "create_react_agent", "MessageGraph"],
+        bound: Some((&["recursion_limit"], "LangGraph stops at its default recursion_limit of 25 steps")),
+    },
+    Framework {
+        name: "openai-agents",
+        entry_points: &["Runner.run", "Runner.run_sync", "Runner.run_streamed"],
+        bound: Some((&["max_turns", "maxTurns"], "the OpenAI Agents SDK stops at its default of 10 turns")),
+    },
+    Framework {
+        name: "crewai",
+        entry_points: &["Crew"],
+        bound: Some((&["max_iter"], "CrewAI agents stop at their default max_iter of 25 iterations")),
+    },
+    Framework {
+        name: "smolagents",
+        entry_points: &["CodeAgent", "ToolCallingAgent", "MultiStepAgent"],
+        bound: Some((&["max_steps"], "smolagents stops at its default of 20 steps")),
+    },
+    Framework {
+        name: "langchain",
+        entry_points: &["AgentExecutor", "initialize_agent"],
+        bound: Some((&["max_iterations"], "LangChain's AgentExecutor stops at its default of 15 iterations")),
+    },
+    Framework {
+        name: "autogen",
+        entry_points: &[
+            "RoundRobinGroupChat",
+            "SelectorGroupChat",
+            "Swarm",
+            "MagenticOneGroupChat",
+            "GroupChat",
+            "initiate_chat",
+        ],
+        bound: None,
+    },
+    Framework { name: "ai-sdk", entry_points: &["generateText", "streamText"], bound: None },
+];
+
+/// Adds a `framework` loop for each framework whose loop the file starts, and
+/// warns where the framework's default bound is relied upon.
+fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) -> usize {
+    let mut count = 0;
+    for framework in FRAMEWORKS {
+        let entry = facts.calls.iter().find(|call| {
+            framework
+                .entry_points
+                .iter()
+                .any(|point| call.callee == *point || (!point.contains('.') && call.callee_last == *point))
+        });
+        let Some(entry) = entry else { continue };
+        let range = entry.range.clone();
+        // The AI SDK runs a single step unless it is told to loop.
+        if framework.name == "ai-sdk"
+            && !facts.kwargs.iter().any(|k| matches!(k.name.as_str(), "stopWhen" | "maxSteps" | "stop_when"))
+        {
+            continue;
+        }
+        count += 1;
+        facts.loops.push(LoopFact {
+            kind: LoopKind::Framework,
+            range: range.clone(),
+            infinite: false,
+            exit_sites: 0,
+            framework: Some(framework.name),
+            assigned: HashSet::new(),
+            function_name: None,
+        });
+        let loop_id = facts.loops.len() - 1;
+        // LangGraph routers: `return END` under a condition ends the graph.
+        if framework.name == "langgraph" {
+            for exit in facts.function_exits.iter().filter(|exit| exit.returns_end) {
+                for &clause in &exit.clauses {
+                    facts.links.push(facts::ExitLink {
+                        clause,
+                        role: Role::Guard,
+                        loop_id,
+                        site: exit.site.clone(),
+                    });
+                }
+            }
+        }
+        if let Some((keys, default)) = framework.bound {
+            let bounded =
+                facts.kwargs.iter().any(|k| keys.contains(&k.name.as_str()) && !rules::is_unbounded_value(k));
+            if !bounded {
+                warnings.push(warning(
+                    "framework-default-bound",
+                    &format!("no explicit bound is set: {default}"),
+                    Some(range),
+                    lines,
+                ));
+            }
+        }
+    }
+    count
+}
+
+fn judge_links(
+    facts: &Facts,
+    lines: &Lines<'_>,
+    found: &mut BTreeMap<ExitId, Vec<Range<usize>>>,
+    warnings: &mut Vec<Warning>,
+) {
+    let mut stale_warned = HashSet::new();
+    for link in &facts.links {
+        let Some(clause) = facts.clauses.get(link.clause) else { continue };
+        let view = ClauseView::new(facts, clause, link.role);
+        let Some(id) = rules::classify(&view) else { continue };
+        if id == ExitId::E5 && link.role == Role::Guard {
+            if let Some(name) = rules::e5_no_progress::stale_operand(facts, &view, link.loop_id) {
+                if stale_warned.insert(clause.range.start) {
+                    warnings.push(warning(
+                        "stale-progress-check",
+                        &format!(
+                            "`{name}` is compared here but never updated inside the loop: this no-progress check cannot see progress"
+                        ),
+                        Some(clause.range.clone()),
+                        lines,
+                    ));
+                }
+                continue;
+            }
+        }
+        let range = match link.role {
+            Role::LoopCondition | Role::RangeBound => link.site.clone(),
+            Role::Handler => clause.range.start..clause.range.start + 1,
+            Role::Guard => {
+                let clause_line = lines.line_of(clause.range.start);
+                let site_line = lines.line_of(link.site.start);
+                if site_line >= clause_line && site_line - clause_line <= 2 {
+                    clause.range.start.min(link.site.start)..clause.range.end.max(link.site.end)
+                } else {
+                    clause.range.clone()
+                }
+            }
+        };
+        found.entry(id).or_default().push(range);
+    }
+}
+
+fn judge_kwargs_and_calls(facts: &Facts, found: &mut BTreeMap<ExitId, Vec<Range<usize>>>) {
+    let has_loops = !facts.loops.is_empty();
+    for kwarg in &facts.kwargs {
+        if !rules::decorator_counts(facts, kwarg.decorator_loop) {
+            continue;
+        }
+        if let Some(id) = rules::classify_kwarg(kwarg) {
+            found.entry(id).or_default().push(kwarg.range.clone());
+        }
+    }
+    if !has_loops {
+        return;
+    }
+    for call in &facts.calls {
+        for id in rules::classify_call(facts, call) {
+            found.entry(id).or_default().push(call.range.clone());
+        }
+    }
+}
+
+fn warn_about_loops(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
+    for fact in &facts.loops {
+        if fact.infinite && fact.exit_sites == 0 {
+            let header = fact.range.start..fact.range.start + 1;
+            warnings.push(warning(
+                "infinite-loop-without-exit",
+                "this loop runs forever: nothing in it breaks, returns, raises or exits, so only a signal or a kill can stop it",
+                Some(header),
+                lines,
+            ));
+        }
+    }
+}
+
+/// Which bound a name stands for, if it looks like one: `MAX_TURNS`,
+/// `token_budget`, `deadline`, `max_failures`. `max_tokens` is a per-call
+/// setting and `timeout` a per-request one: neither is a loop bound.
+fn bound_kind(name: &str) -> Option<&'static str> {
+    let words = canonical_words(name);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    let counted = words.iter().any(|w| rules::COUNT_WORDS.contains(&w.as_str()));
+    if has("max") && has("error") {
+        Some("failure limit")
+    } else if has("max") && counted && !has("attempt") {
+        Some("turn limit")
+    } else if has("budget") || (has("max") && has("cost")) || (has("token") && has("budget")) {
+        Some("budget")
+    } else if has("deadline") || (has("max") && has("time")) {
+        Some("time limit")
+    } else {
+        None
+    }
+}
+
+/// Counters that a loop keeps up to date and should compare with something.
+fn counter_kind(name: &str) -> Option<&'static str> {
+    let words = canonical_words(name);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    if has("max") || has("budget") {
+        return None;
+    }
+    if has("error") {
+        Some("failure count")
+    } else if has("cost") || (has("token") && !has("max")) {
+        Some("spend")
+    } else if words.iter().any(|w| matches!(w.as_str(), "turn" | "step" | "iter" | "round")) {
+        Some("turn count")
+    } else {
+        None
+    }
+}
+
+fn warn_about_bounds(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
+    // Every name that takes part in deciding whether a loop goes on.
+    let mut enforced: HashSet<&str> = HashSet::new();
+    for link in &facts.links {
+        if let Some(clause) = facts.clauses.get(link.clause) {
+            for ident in &clause.idents {
+                enforced.insert(ident.as_str());
+                if let Some((_, alias_idents)) = facts.aliases.get(ident) {
+                    enforced.extend(alias_idents.iter().map(String::as_str));
+                }
+            }
+        }
+    }
+    for kwarg in &facts.kwargs {
+        enforced.extend(kwarg.value_idents.iter().map(String::as_str));
+    }
+    let mut warned = HashSet::new();
+    for assign in &facts.assigns {
+        let name = assign.target.as_str();
+        let short = name.rsplit('.').next().unwrap_or(name);
+        if enforced.contains(name) || enforced.contains(short) || facts.passed.contains(short) {
+            continue;
+        }
+        let kind = if assign.in_loop && assign.augmented { counter_kind(short) } else { bound_kind(short) };
+        let Some(kind) = kind else { continue };
+        if !warned.insert(name.to_string()) {
+            continue;
+        }
+        let message = if assign.augmented {
+            format!("`{name}` ({kind}) is tracked but never compared with a limit: it cannot stop the loop")
+        } else {
+            format!("`{name}` ({kind}) is defined but never enforced: nothing compares anything with it")
+        };
+        warnings.push(warning("bound-not-enforced", &message, Some(assign.range.clone()), lines));
+    }
+}
+
+fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
+    for handler in &facts.handlers {
+        if handler.in_loop && !handler.leaves && handler.type_words.iter().any(|w| w == "interrupt") {
+            warnings.push(warning(
+                "interrupt-swallowed",
+                "this handler catches the interrupt and carries on: Ctrl-C cannot stop the loop",
+                Some(handler.range.start..handler.range.start + 1),
+                lines,
+            ));
+        }
+    }
+    for call in &facts.calls {
+        let ignores = rules::is_signal_registration(call)
+            && call.arg_words.iter().any(|w| w == "interrupt")
+            && call.arg_words.iter().any(|w| w == "ign");
+        if ignores {
+            warnings.push(warning(
+                "interrupt-swallowed",
+                "SIGINT is ignored: Ctrl-C cannot stop the loop",
+                Some(call.range.clone()),
+                lines,
+            ));
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Renderers at the edge: the text format of the first auditor (kept so that
+//! scripts written for it keep working) and SARIF 2.1.0 for code scanning.
+
+use serde_json::{json, Value};
+
+use crate::report::{FileReport, Report};
+use crate::{ExitId, ExitKind, Verdict};
+
+/// The text report: per file, a line per exit, evidence beneath found exits,
+/// warnings, the two counts and the verdict.
+pub fn render_text(report: &Report) -> String {
+    let mut out = String::new();
+    for file in &report.files {
+        render_file(file, &mut out);
+    }
+    if report.files.len() > 1 {
+        out.push_str(&format!("OVERALL VERDICT: {}\n", report.verdict.as_str()));
+    }
+    out
+}
+
+fn render_file(file: &FileReport, out: &mut String) {
+    let path = file.path.as_deref().unwrap_or("<stdin>");
+    let language = file.language.as_deref().unwrap_or("unknown");
+    out.push_str(&format!("{path} ({language})\n"));
+    for found in &file.loops {
+        out.push_str(&format!(
+            "  loop L{}-{} {}: {}\n",
+            found.start_line, found.end_line, found.kind, found.code
+        ));
+    }
+    for exit in &file.exits {
+        let kind = match exit.kind {
+            ExitKind::Detect => "DETECT",
+            ExitKind::Bound => "BOUND",
+            ExitKind::External => "EXTERNAL",
+        };
+        let yes = if exit.found { "yes" } else { "no " };
+        out.push_str(&format!("  {}  {}  {:<16} [{}]\n", exit.id.as_str(), yes, exit.label, kind));
+        for evidence in &exit.evidence {
+            for (offset, line) in evidence.code.lines().enumerate() {
+                out.push_str(&format!("      L{}: {}\n", evidence.start_line + offset, line));
+            }
+        }
+    }
+    for warning in &file.warnings {
+        match warning.start_line {
+            Some(line) => {
+                out.push_str(&format!("  warning[{}] L{}: {}\n", warning.code, line, warning.message))
+            }
+            None => out.push_str(&format!("  warning[{}]: {}\n", warning.code, warning.message)),
+        }
+    }
+    let count = |kind: ExitKind| file.exits.iter().filter(|e| e.found && e.kind == kind).count();
+    out.push_str(&format!(
+        "DETECT exits: {}  BOUND exits: {}\n",
+        count(ExitKind::Detect),
+        count(ExitKind::Bound)
+    ));
+    out.push_str(&format!("VERDICT: {}\n", file.verdict.as_str()));
+}
+
+/// A SARIF 2.1.0 log: one rule per exit and per warning code; a `note` per
+/// piece of evidence, a `warning` per warning, and an `error` result for files
+/// whose verdict is DIVERGES or UNDEFINED.
+pub fn render_sarif(report: &Report) -> Value {
+    let mut rules: Vec<Value> = ExitId::ALL
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id.as_str(),
+                "name": id.label().replace(' ', "-"),
+                "shortDescription": { "text": id.label() },
+                "fullDescription": { "text": id.description() },
+                "properties": { "kind": format!("{:?}", id.kind()).to_uppercase() },
+            })
+        })
+        .collect();
+    let mut warning_codes: Vec<&str> =
+        report.files.iter().flat_map(|f| f.warnings.iter().map(|w| w.code.as_str())).collect();
+    warning_codes.push("verdict");
+    warning_codes.sort();
+    warning_codes.dedup();
+    for code in &warning_codes {
+        rules.push(
+            json!({ "id": code, "name": code, "shortDescription": { "text": code.replace('-', " ") } }),
+        );
+    }
+    let mut results = Vec::new();
+    for file in &report.files {
+        let uri = file.path.as_deref().unwrap_or("stdin");
+        for exit in file.exits.iter().filter(|e| e.found) {
+            for evidence in &exit.evidence {
+                results.push(result(
+                    exit.id.as_str(),
+                    "note",
+                    &format!("{} exit ({}): {}", exit.label, exit.id.as_str(), first_line(&evidence.code)),
+                    uri,
+                    evidence.start_line,
+                    evidence.end_line,
+                ));
+            }
+        }
+        for warning in &file.warnings {
+            let line = warning.start_line.unwrap_or(1);
+            results.push(result(
+                &warning.code,
+                "warning",
+                &warning.message,
+                uri,
+                line,
+                warning.end_line.unwrap_or(line),
+            ));
+        }
+        if file.verdict != Verdict::Converges {
+            let message = match file.verdict {
+                Verdict::Diverges => "DIVERGES: the loop can stop but cannot tell that it has finished",
+                _ => "UNDEFINED: nothing in the code ends the loop on its own",
+            };
+            let line = file.loops.first().map_or(1, |l| l.start_line);
+            results.push(result("verdict", "error", message, uri, line, line));
+        }
+    }
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": {
+                "name": "fixedpoint-auditor",
+                "informationUri": "https://fixedpoint.dev/audit",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            } },
+            "results": results,
+        }],
+    })
+}
+
+fn first_line(code: &str) -> &str {
+    code.lines().next().unwrap_or("")
+}
+
+fn result(rule: &str, level: &str, message: &str, uri: &str, start: usize, end: usize) -> Value {
+    json!({
+        "ruleId": rule,
+        "level": level,
+        "message": { "text": message },
+        "locations": [{ "physicalLocation": {
+            "artifactLocation": { "uri": uri },
+            "region": { "startLine": start.max(1), "endLine": end.max(start).max(1) },
+        } }],
+    })
+}

@@ -1,0 +1,121 @@
+//! E1, goal met (DETECT).
+//!
+//! # What it detects
+//! A loop that leaves because the work is judged done.
+//!
+//! # Why it matters
+//! It is the only exit that knows the loop has finished rather than run out:
+//! with it (or E5) the verdict is CONVERGES.
+//!
+//! # What counts
+//! A condition that ends the loop and reads: no tool calls left
+//! (`if not msg.tool_calls`, `stop_reason == "end_turn"`), a finish, done,
+//! complete or submit action, tests passing (`if pytest; then break`,
+//! `returncode == 0`), an empty work queue (`while queue:`), a completion marker
+//! found in output (`"DONE" in out`, `grep -q DONE log`), a success status, a
+//! score reaching its target. Framework settings that end the framework's loop
+//! on success: `is_termination_msg=`, AutoGen's `TextMentionTermination`,
+//! the AI SDK's `hasToolCall(...)`, `tool_use_behavior="stop_on_first_tool"`,
+//! LangGraph's `tools_condition` and routers that `return END` under such a
+//! condition.
+//!
+//! # What does not
+//! The same words in comments, docstrings or log messages; a `done` flag that
+//! never decides whether the loop continues; `ctx.Done()` (that is E8).
+//!
+//! # Example
+//! ```text
+//! while True:
+//!     reply = client.messages.create(...)
+//!     if reply.stop_reason == "end_turn":   # E1
+//!         break
+//! ```
+
+use super::ClauseView;
+use crate::facts::{CallFact, Facts, KwargFact, Role};
+
+const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm"];
+const MARKER_LITERALS: &[&str] = &["done", "goal", "pass", "final", "end", "submit", "lgtm", "stop"];
+const SCORE_WORDS: &[&str] = &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target"];
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    // No tool calls left, or the model's own stop reason.
+    if view.has("tool") && view.any(&["call", "calls", "use", "uses", "invocations"]) {
+        return true;
+    }
+    if view.has("reason") && view.any(&["stop", "done"]) && !view.any_literal(&["max", "length", "token"]) {
+        return true;
+    }
+    // A completion marker or success status compared with the output.
+    let searches = clause.membership
+        || clause.equality
+        || view.any_callee(&[
+            "contains",
+            "includes",
+            "grep",
+            "search",
+            "match",
+            "startswith",
+            "endswith",
+            "find",
+            "has",
+        ]);
+    if searches && view.any_literal(MARKER_LITERALS) {
+        return true;
+    }
+    // Tests passing, or a command that succeeded.
+    if view.any_callee(&["test"])
+        || (view.has("test") && (clause.command || view.any(&["pass", "ok", "done"])))
+    {
+        return true;
+    }
+    if view.any(&["returncode", "exitcode", "code", "status"]) && clause.equality && clause.zero {
+        return true;
+    }
+    // An empty work queue.
+    if view.has("queue")
+        && (clause.negated
+            || clause.zero
+            || clause.none_literal
+            || view.has("empty")
+            || view.role == Role::LoopCondition)
+    {
+        return true;
+    }
+    // A score that reached its target.
+    if view.any(SCORE_WORDS) && clause.ordering {
+        return true;
+    }
+    if clause.ordering {
+        return false;
+    }
+    view.any(DONE_WORDS) || view.has("ok") || (view.has("solution") && !clause.negated)
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let value_has = |word: &str| kwarg.value_words.iter().any(|w| w == word);
+    let literal_has = |word: &str| kwarg.value_literals.iter().any(|w| w == word);
+    match kwarg.name.as_str() {
+        "is_termination_msg" | "final_answer_checks" => true,
+        "stopWhen" | "stop_when" => value_has("tool") && (value_has("call") || value_has("calls")),
+        "tool_use_behavior" | "toolUseBehavior" => literal_has("stop") || value_has("stop"),
+        _ => false,
+    }
+}
+
+pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+    match call.callee_last.as_str() {
+        "TextMentionTermination"
+        | "StopMessageTermination"
+        | "FunctionCallTermination"
+        | "TextMessageTermination"
+        | "SourceMatchTermination"
+        | "hasToolCall"
+        | "StopAtTools" => true,
+        "add_conditional_edges" => {
+            call.arg_words.iter().any(|w| w == "tools") && call.arg_words.iter().any(|w| w == "condition")
+        }
+        _ => false,
+    }
+}

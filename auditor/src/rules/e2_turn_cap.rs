@@ -1,0 +1,94 @@
+//! E2, turn cap (BOUND).
+//!
+//! # What it detects
+//! A bounded number of iterations, turns, steps, rounds, attempts or retries.
+//!
+//! # Why it matters
+//! It guarantees that the loop stops, but not that it finished: on its own it
+//! gives DIVERGES.
+//!
+//! # What counts
+//! `for _ in range(N)`, `for _ in 0..MAX_TURNS`, `for i in $(seq 1 $MAX)`; a
+//! counter compared with a maximum (`turn >= max_turns`, `i < 10` as a loop
+//! condition); framework arguments that bound the framework's own loop
+//! (`max_iterations=`, `max_turns=`, `max_steps=`, `recursion_limit`,
+//! `max_round=`, `stopWhen: stepCountIs(5)`, AutoGen's
+//! `MaxMessageTermination`); a retry decorator's `stop_after_attempt(3)` on a
+//! function that is the loop itself.
+//!
+//! # What does not
+//! `range(len(items))` (a walk over a collection); a retry count of one request
+//! (`OpenAI(max_retries=3)`); `max_tokens`; a counter that is incremented but
+//! never compared (a warning, `bound-not-enforced`).
+//!
+//! # Example
+//! ```text
+//! for turn in range(MAX_TURNS):   # E2
+//!     ...
+//! ```
+
+use super::{decorator_counts, name_words, ClauseView, COUNT_WORDS};
+use crate::facts::{CallFact, Facts, KwargFact, Role};
+
+/// Names that are plain loop counters when compared with a number.
+const GENERIC_COUNTERS: &[&str] =
+    &["i", "j", "k", "n", "counter", "idx", "cnt", "num", "len", "max", "loop", "loops"];
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    if view.role == Role::RangeBound {
+        return true;
+    }
+    let compared = clause.ordering || (clause.equality && (clause.number || view.has("max")));
+    if view.any(COUNT_WORDS) && compared {
+        return true;
+    }
+    if view.has("max")
+        && view.any(&["message", "messages", "msg", "calls", "requests", "request", "reply", "replies"])
+        && clause.ordering
+    {
+        return true;
+    }
+    // Anything counted against a maximum that is not time, money or failures
+    // (those rules come first): `runs >= MAX_RUNS`, `len(history) > MAX_HISTORY`.
+    if clause.ordering && view.has("max") {
+        return true;
+    }
+    // `i < 10`, `[ $n -lt 5 ]`: a bare counter against a number.
+    clause.ordering
+        && (clause.number || view.has("max"))
+        && !clause.words.is_empty()
+        && clause.words.iter().all(|w| GENERIC_COUNTERS.contains(&w.as_str()))
+        && !(clause.zero && view.has("len"))
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = name_words(kwarg);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    if kwarg.decorator_loop.is_some() {
+        return has("attempt") || (has("max") && has("tries"));
+    }
+    if matches!(kwarg.name.as_str(), "stopWhen" | "stop_when") {
+        return kwarg.value_words.iter().any(|w| w == "step" || w == "round" || w == "turn");
+    }
+    if has("attempt") {
+        // `max_retries=` configures one request's retries.
+        return false;
+    }
+    (has("max") || has("limit"))
+        && words.iter().any(|w| {
+            COUNT_WORDS.contains(&w.as_str())
+                || matches!(
+                    w.as_str(),
+                    "message" | "messages" | "msg" | "reply" | "consecutive" | "request" | "requests"
+                )
+        })
+}
+
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
+    match call.callee_last.as_str() {
+        "MaxMessageTermination" | "stepCountIs" => true,
+        "stop_after_attempt" | "StopAfterAttempt" => decorator_counts(facts, call.decorator_loop),
+        _ => false,
+    }
+}

@@ -1,0 +1,53 @@
+//! E3, budget cap (BOUND).
+//!
+//! # What it detects
+//! Spend compared with a limit: tokens, cost, credits, money.
+//!
+//! # Why it matters
+//! It stops a loop that would otherwise burn money, but says nothing about
+//! whether the work is done: on its own it gives DIVERGES.
+//!
+//! # What counts
+//! `if total_tokens > TOKEN_BUDGET: break`, `while spent_usd < max_usd`,
+//! `if cost >= budget: return`; framework arguments such as
+//! `max_budget_usd=`, `max_cost=`; AutoGen's `TokenUsageTermination`.
+//!
+//! # What does not
+//! `max_tokens=` handed to one completion call (it caps one answer, not the
+//! loop); a cost that is added up but never compared (warning
+//! `bound-not-enforced`).
+//!
+//! # Example
+//! ```text
+//! if usage.total_tokens >= TOKEN_BUDGET:   # E3
+//!     break
+//! ```
+
+use super::{name_words, ClauseView, COUNT_WORDS};
+use crate::facts::{CallFact, Facts, KwargFact};
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    let exceeded = view.any(&["over", "exceed", "exceeded", "exceeds", "exhausted"]);
+    if view.has("cost") && (clause.ordering || exceeded || view.has("max")) {
+        return true;
+    }
+    if view.has("budget") && !view.any(COUNT_WORDS) && (clause.ordering || exceeded) {
+        return true;
+    }
+    view.any(&["token", "usage"]) && clause.ordering
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = name_words(kwarg);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    if has("cost") || (has("budget") && !words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()))) {
+        return has("max") || has("budget") || has("limit");
+    }
+    // `max_tokens` caps one answer; a total or a budget of tokens caps the loop.
+    has("token") && (has("total") || has("budget")) && (has("max") || has("limit"))
+}
+
+pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+    matches!(call.callee_last.as_str(), "TokenUsageTermination" | "CostTermination")
+}

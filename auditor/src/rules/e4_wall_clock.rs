@@ -1,0 +1,75 @@
+//! E4, wall clock (BOUND).
+//!
+//! # What it detects
+//! Elapsed time compared with a limit, a deadline, a timeout that ends the
+//! whole loop.
+//!
+//! # Why it matters
+//! It bounds how long the loop may run, whatever it achieves: on its own it
+//! gives DIVERGES.
+//!
+//! # What counts
+//! `if time.monotonic() - start > MAX_SECONDS: break`, `while time.Since(t0) <
+//! limit`, `case <-time.After(d): return`, a deadline flag; a wrapper around
+//! the loop: `timeout 600 ./agent.sh` in Bash, `asyncio.wait_for(run(),
+//! timeout=...)`, `tokio::time::timeout(...)`, `context.WithTimeout` outside the
+//! loop, `AbortSignal.timeout(ms)`, `signal.alarm(n)`; framework arguments such
+//! as `max_execution_time=`; AutoGen's `TimeoutTermination`.
+//!
+//! # What does not
+//! A `timeout=` handed to one HTTP call, a timeout wrapper inside the loop
+//! around one request, an exception class named `Timeout` (`except
+//! requests.Timeout: continue` does not end the loop).
+//!
+//! # Example
+//! ```text
+//! deadline = time.monotonic() + 600
+//! while time.monotonic() < deadline:   # E4
+//!     ...
+//! ```
+
+use super::{decorator_counts, name_words, ClauseView};
+use crate::facts::{CallFact, Facts, KwargFact};
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    if view.has("deadline") {
+        return true;
+    }
+    if view.has("time") && (clause.ordering || view.any(&["after", "out", "up"])) {
+        return true;
+    }
+    view.has("timeout")
+        && (clause.ordering || view.any_callee(&["timeout"]) || view.any(&["timed", "reached"]))
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = name_words(kwarg);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    if kwarg.decorator_loop.is_some() {
+        return has("time") && has("max");
+    }
+    if has("deadline") {
+        return true;
+    }
+    if kwarg.value_callees.iter().any(|w| w == "timeout") && has("signal") {
+        return true;
+    }
+    has("time") && has("max") && !has("timeout")
+}
+
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
+    match call.callee_last.as_str() {
+        "TimeoutTermination" => true,
+        "stop_after_delay" => decorator_counts(facts, call.decorator_loop),
+        "alarm" => call.callee.starts_with("signal"),
+        "timeout" | "wait_for" | "fail_after" | "move_on_after" | "WithTimeout" | "WithDeadline" => {
+            // Only a timeout around the loop bounds the loop: not one inside
+            // it, and not one in a helper the loop calls on every turn.
+            !call.in_loop
+                && call.decorator_loop.is_none()
+                && call.enclosing_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
+        }
+        _ => false,
+    }
+}

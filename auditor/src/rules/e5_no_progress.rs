@@ -1,0 +1,92 @@
+//! E5, no progress (DETECT).
+//!
+//! # What it detects
+//! The loop compares this pass's state with an earlier one and stops when
+//! nothing moved.
+//!
+//! # Why it matters
+//! A loop that notices it is going round in circles knows something about its
+//! own state: with E1 it is the second DETECT exit (CONVERGES).
+//!
+//! # What counts
+//! Digests or hashes compared (`if digest == last_digest`), the state compared
+//! with the previous state (`if plan == prev_plan`), membership in a set of
+//! seen states (`if key in seen`, `seen.has(key)`), repeated-action detectors,
+//! stall and patience counters (`if stall_count >= 3`), no change
+//! (`if not changed`, `git diff --quiet && break`, `delta < EPSILON`).
+//!
+//! # What does not
+//! A comparison with a value the loop never updates (`prev` set once before
+//! the loop): it can only give false comfort, so it is reported as the
+//! warning `stale-progress-check` and not as an exit.
+//!
+//! # Example
+//! ```text
+//! digest = sha256(state).hexdigest()
+//! if digest in seen:   # E5
+//!     break
+//! seen.add(digest)
+//! ```
+
+use super::ClauseView;
+use crate::facts::{CallFact, Facts, KwargFact};
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    if view.has("hash") || view.has("stall") {
+        return true;
+    }
+    if view.has("seen")
+        && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
+    {
+        return true;
+    }
+    if view.has("change")
+        && (clause.negated
+            || clause.zero
+            || clause.ordering
+            || clause.equality
+            || view.any(&["quiet", "empty"]))
+    {
+        return true;
+    }
+    if view.has("same") || view.has("identical") || view.has("duplicate") {
+        return true;
+    }
+    // The state compared with its previous value.
+    if let Some(sides) = &clause.sides {
+        let [(left, _), (right, _)] = sides;
+        let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
+        if clause.equality && !left.is_empty() && !right.is_empty() && (has_prev(left) ^ has_prev(right)) {
+            return true;
+        }
+    }
+    false
+}
+
+pub(crate) fn kwarg_matches(_kwarg: &KwargFact) -> bool {
+    false
+}
+
+pub(crate) fn call_matches(_facts: &Facts, _call: &CallFact) -> bool {
+    false
+}
+
+/// For a no-progress comparison inside a loop: the name of a compared value
+/// the loop never updates, if any. `prev == state` where `prev` is assigned
+/// only before the loop never changes, so the check cannot tell a stall from
+/// progress after the first pass.
+pub(crate) fn stale_operand(facts: &Facts, view: &ClauseView<'_>, loop_id: usize) -> Option<String> {
+    let sides = view.clause.sides.as_ref()?;
+    let assigned = &facts.loops.get(loop_id)?.assigned;
+    let is_updated =
+        |name: &str| assigned.contains(name) || assigned.contains(name.rsplit('.').next().unwrap_or(name));
+    let names: Vec<&str> = sides.iter().filter_map(|(_, name)| name.as_deref()).collect();
+    if names.len() != 2 {
+        return None;
+    }
+    let stale: Vec<&str> = names.iter().copied().filter(|name| !is_updated(name)).collect();
+    // One side moves and the other never does: the check compares against a
+    // frozen value.
+    (stale.len() == 1).then(|| stale[0].to_string())
+}

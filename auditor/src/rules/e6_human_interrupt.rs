@@ -1,0 +1,67 @@
+//! E6, human interrupt (EXTERNAL).
+//!
+//! # What it detects
+//! A person can stop the loop: an interrupt handler that leaves, an approval or
+//! escalation step, a prompt that asks whether to go on.
+//!
+//! # Why it matters
+//! It is the last line of defence and says nothing about convergence, so it
+//! never decides the verdict; but a loop without it cannot be stopped
+//! politely.
+//!
+//! # What counts
+//! `except KeyboardInterrupt: break` inside the loop, `signal.signal(SIGINT,
+//! handler)`, `process.on("SIGINT", ...)`, `trap ... INT`, `signal.Notify(c,
+//! os.Interrupt)`, `tokio::signal::ctrl_c()`; a condition that reads an
+//! approval or a person's answer (`if input("continue? ") != "y": break`,
+//! `if not approved: return`); LangGraph's `interrupt(...)` and
+//! `interrupt_before=`; AutoGen's `HandoffTermination`, a
+//! `human_input_mode` other than `"NEVER"`.
+//!
+//! # What does not
+//! A handler that catches the interrupt and carries on (warning
+//! `interrupt-swallowed`); `signal.signal(SIGINT, SIG_IGN)`.
+//!
+//! # Example
+//! ```text
+//! try:
+//!     step()
+//! except KeyboardInterrupt:   # E6
+//!     break
+//! ```
+
+use super::{is_signal_registration, name_words, ClauseView};
+use crate::facts::{CallFact, Facts, KwargFact, Role};
+
+const ANSWERS: &[&str] = &["y", "yes", "n", "no", "q", "quit", "stop", "exit", "abort", "approve"];
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    if view.role == Role::Handler {
+        return view.has("interrupt");
+    }
+    if view.has("interrupt") || view.has("approve") {
+        return true;
+    }
+    view.any_callee(&["input"]) || (view.has("input") && (view.any_literal(ANSWERS) || view.clause.negated))
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = name_words(kwarg);
+    match kwarg.name.as_str() {
+        "human_input_mode" => !kwarg.value_literals.iter().any(|w| w == "never"),
+        _ => words.iter().any(|w| w == "interrupt") && (words.iter().any(|w| w == "prev" || w == "after")),
+    }
+}
+
+pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+    if matches!(call.callee_last.as_str(), "HandoffTermination" | "ctrl_c" | "interrupt") {
+        return true;
+    }
+    if !is_signal_registration(call) {
+        return false;
+    }
+    let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);
+    // `signal.signal(SIGINT, SIG_IGN)` makes Ctrl-C do nothing at all.
+    let ignored = mentions("ign");
+    (mentions("interrupt") || (call.callee_last == "trap" && mentions("int"))) && !ignored
+}

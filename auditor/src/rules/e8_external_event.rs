@@ -1,0 +1,92 @@
+//! E8, external event (EXTERNAL).
+//!
+//! # What it detects
+//! Something outside the loop ends it: a signal handler, a STOP or kill file,
+//! a cancellation token or context, an abort signal.
+//!
+//! # Why it matters
+//! An operator can stop the loop without killing the process, and cleanly; it
+//! never decides the verdict.
+//!
+//! # What counts
+//! `case <-ctx.Done(): return`, `if ctx.Err() != nil`, `if
+//! token.is_cancelled()`, `if (signal.aborted) break`, `if
+//! os.path.exists("STOP"): break`, `[ -f STOP ] && break`, `if
+//! stop_event.is_set()`, `except asyncio.CancelledError: break`;
+//! `signal.signal(SIGTERM, ...)`, `trap ... TERM`, `signal.Notify(c,
+//! syscall.SIGTERM)`, `process.on("SIGTERM")`; `abortSignal:` handed to a
+//! framework; AutoGen's `ExternalTermination`; an `AbortController` or a
+//! `CancellationToken` created outside the loop.
+//!
+//! # What does not
+//! The words STOP or cancel in strings that are only printed; an
+//! `AbortController` made per request inside the loop.
+//!
+//! # Example
+//! ```text
+//! for {
+//!     select {
+//!     case <-ctx.Done():   // E8
+//!         return ctx.Err()
+//!     default:
+//!     }
+//! }
+//! ```
+
+use super::{is_signal_registration, name_words, ClauseView};
+use crate::facts::{CallFact, Facts, KwargFact, Role};
+
+const STOP_NAMES: &[&str] = &["stop", "cancel", "pause", "kill", "halt", "abort"];
+
+pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    if view.role == Role::Handler {
+        return view.has("cancel");
+    }
+    if view.any(&["ctx", "context"]) && view.any(&["done", "error"]) {
+        return true;
+    }
+    if view.has("cancel") {
+        return true;
+    }
+    if view.has("stop") && view.any(&["event", "file", "flag", "requested", "signal", "switch", "sentinel"]) {
+        return true;
+    }
+    let checks_exists =
+        view.any_callee(&["exists", "isfile", "stat", "access", "sync"]) || view.has("exists");
+    checks_exists && (view.any(STOP_NAMES) || view.any_literal(STOP_NAMES))
+}
+
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = name_words(kwarg);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    if kwarg.value_callees.iter().any(|w| w == "timeout") {
+        return false;
+    }
+    if has("cancel") && (has("token") || has("signal") || has("event")) {
+        return true;
+    }
+    has("signal")
+        && kwarg.value_words.iter().any(|w| matches!(w.as_str(), "cancel" | "signal" | "controller"))
+}
+
+pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+    if call.callee_last == "ExternalTermination" {
+        return true;
+    }
+    if matches!(
+        call.callee_last.as_str(),
+        "AbortController" | "CancellationToken" | "CancellationTokenSource"
+    ) {
+        return !call.in_loop;
+    }
+    if call.callee.contains("CancellationToken") && call.callee_last == "new" {
+        return !call.in_loop;
+    }
+    if !is_signal_registration(call) {
+        return false;
+    }
+    let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);
+    mentions("cancel")
+        || (call.callee_last == "signal" && mentions("done"))
+        || (call.callee_last == "trap" && ["term", "hup", "usr1", "quit"].iter().any(|w| mentions(w)))
+}

@@ -1,0 +1,124 @@
+//! Identifier words: `maxIterations`, `MAX_ITERS` and `max_iterations` are one
+//! name. Identifiers are split at underscores, digits-to-letters boundaries and
+//! camelCase humps, lowercased, and then mapped onto a small canonical
+//! vocabulary so that the rules can ask "is there a turn-like word here?"
+//! without listing every spelling.
+
+/// Splits one identifier (or any code token) into lowercase words.
+pub(crate) fn split_identifier(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (index, &ch) in chars.iter().enumerate() {
+        if !ch.is_alphanumeric() {
+            flush(&mut current, &mut words);
+            continue;
+        }
+        if ch.is_uppercase() && !current.is_empty() {
+            let previous = chars[index - 1];
+            let next_is_lower = chars.get(index + 1).is_some_and(|c| c.is_lowercase());
+            // A hump starts a word (`maxIter`), and so does the last capital of
+            // an acronym that is followed by a lowercase letter (`HTTPServer`).
+            if previous.is_lowercase()
+                || previous.is_ascii_digit()
+                || (previous.is_uppercase() && next_is_lower)
+            {
+                flush(&mut current, &mut words);
+            }
+        }
+        current.extend(ch.to_lowercase());
+    }
+    flush(&mut current, &mut words);
+    words
+}
+
+fn flush(current: &mut String, words: &mut Vec<String>) {
+    if !current.is_empty() {
+        words.push(std::mem::take(current));
+    }
+}
+
+/// Maps a lowercase word onto the canonical vocabulary the rules speak. Words
+/// outside the vocabulary are returned unchanged.
+pub(crate) fn canonical(word: &str) -> &str {
+    match word {
+        "iter" | "iters" | "iteration" | "iterations" | "itr" => "iter",
+        "turn" | "turns" => "turn",
+        "step" | "steps" => "step",
+        "round" | "rounds" | "epoch" | "epochs" | "hop" | "hops" | "generation" | "generations" => "round",
+        "attempt" | "attempts" | "tries" | "try" | "retry" | "retries" | "retrying" => "attempt",
+        "max" | "maximum" | "limit" | "limits" | "cap" | "ceiling" | "upto" => "max",
+        "token" | "tokens" | "tok" | "toks" => "token",
+        "cost" | "costs" | "usd" | "dollar" | "dollars" | "spend" | "spent" | "spending" | "price"
+        | "money" | "cents" | "credit" | "credits" | "billing" => "cost",
+        "budget" | "budgets" => "budget",
+        "time" | "elapsed" | "duration" | "seconds" | "secs" | "sec" | "second" | "minute" | "minutes"
+        | "mins" | "hour" | "hours" | "clock" | "monotonic" | "now" | "wall" | "runtime" | "instant"
+        | "since" => "time",
+        "deadline" | "deadlines" | "expire" | "expired" | "expires" | "expiry" | "ttl" => "deadline",
+        "timeout" | "timeouts" => "timeout",
+        "error" | "errors" | "err" | "errs" | "fail" | "fails" | "failure" | "failures" | "failed"
+        | "failing" | "exception" | "exceptions" | "crash" | "crashes" | "strike" | "strikes" => "error",
+        "breaker" | "circuit" | "tripped" => "breaker",
+        "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
+        | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
+        | "accomplished" | "satisfied" | "terminate" => "done",
+        "pass" | "passed" | "passes" | "passing" | "green" => "pass",
+        "goal" | "goals" | "objective" => "goal",
+        "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
+        | "jobs" | "remaining" | "work" => "queue",
+        "prev" | "previous" | "last" | "old" | "before" | "prior" | "earlier" => "prev",
+        "seen" | "visited" | "history" => "seen",
+        "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"
+        | "sha1" | "sha256" | "md5" | "blake3" => "hash",
+        "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"
+        | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "cycle" | "cycles" | "cycling"
+        | "oscillation" | "oscillating" | "loop_detected" => "stall",
+        "progress" | "changed" | "change" | "changes" | "diff" | "delta" | "improvement" | "improved"
+        | "improve" => "change",
+        "approve" | "approved" | "approval" | "confirm" | "confirmed" | "confirmation" | "consent"
+        | "escalate" | "escalation" | "escalated" | "human" | "operator" | "reviewer" => "approve",
+        "input" | "readline" => "input",
+        "interrupt" | "sigint" | "interrupted" => "interrupt",
+        "cancel" | "cancelled" | "canceled" | "cancellation" | "abort" | "aborted" | "shutdown"
+        | "sigterm" | "sighup" | "sigusr1" | "sigquit" | "kill" | "halt" => "cancel",
+        "test" | "tests" | "pytest" | "jest" | "vitest" | "mocha" | "lint" | "verify" | "verified"
+        | "validate" | "validation" | "ci" => "test",
+        "len" | "length" | "size" | "count" => "len",
+        "empty" | "isempty" => "empty",
+        other => other,
+    }
+}
+
+/// The canonical words of one identifier.
+pub(crate) fn canonical_words(text: &str) -> Vec<String> {
+    split_identifier(text).iter().map(|w| canonical(w).to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expected: &[&str]) {
+        assert_eq!(split_identifier(input), expected, "splitting {input:?}");
+    }
+
+    #[test]
+    fn identifiers_split_into_words() {
+        check("maxIterations", &["max", "iterations"]);
+        check("MAX_ITERS", &["max", "iters"]);
+        check("max_iterations", &["max", "iterations"]);
+        check("HTTPServer", &["http", "server"]);
+        check("sha256", &["sha256"]);
+        check("KeyboardInterrupt", &["keyboard", "interrupt"]);
+        check("self.last_digest", &["self", "last", "digest"]);
+    }
+
+    #[test]
+    fn spellings_share_a_canonical_word() {
+        for name in ["maxIterations", "MAX_ITERS", "max_iterations"] {
+            assert_eq!(canonical_words(name), ["max", "iter"], "{name}");
+        }
+        assert_eq!(canonical_words("consecutiveFailures"), ["consecutive", "error"]);
+    }
+}

@@ -1,0 +1,200 @@
+//! Fixtures per rule and language: each case is a small loop and the exact set
+//! of exits it implements. Negative cases hide the same words in comments,
+//! docstrings, strings and heredocs, or use them where they cannot end a loop.
+
+use auditor::{audit, render_text, ExitId, Language, Report};
+use ExitId::*;
+use Language::*;
+
+fn check(language: Language, source: &str, expected: &[ExitId]) {
+    let report = audit(source, None, Some(language));
+    let text = render_text(&Report::from(report.clone()));
+    assert_eq!(report.found(), expected, "\n--- source ---\n{source}\n--- report ---\n{text}");
+}
+
+fn has_warning(language: Language, source: &str, code: &str) -> bool {
+    audit(source, None, Some(language)).warnings.iter().any(|w| w.code == code)
+}
+
+#[test]
+fn e1_goal_met() {
+    check(Python, "while True:\n    r = step()\n    if not r.tool_calls:\n        break\n", &[E1]);
+    check(Python, "while True:\n    r = step()\n    if r.stop_reason == 'end_turn':\n        break\n", &[E1]);
+    check(Python, "while queue:\n    handle(queue.pop())\n", &[E1]);
+    check(
+        Python,
+        "while True:\n    out = run()\n    if 'TASK_COMPLETE' in out:\n        return out\n",
+        &[E1],
+    );
+    check(JavaScript, "while (true) {\n  const r = await step();\n  if (r.done) break;\n}\n", &[E1]);
+    check(
+        TypeScript,
+        "while (true) {\n  const m: Msg = await next();\n  if (!m.toolCalls.length) { return m; }\n}\n",
+        &[E1],
+    );
+    check(Bash, "while true; do\n  run\n  if grep -q DONE out.log; then break; fi\ndone\n", &[E1]);
+    check(Bash, "while true; do\n  agent\n  pytest -q && break\ndone\n", &[E1]);
+    check(
+        Go,
+        "package a\nfunc f() {\n\tfor {\n\t\tr := step()\n\t\tif r.Finished {\n\t\t\treturn\n\t\t}\n\t}\n}\n",
+        &[E1],
+    );
+    check(
+        Rust,
+        "fn f() {\n    loop {\n        let r = step();\n        if r.is_done() { break; }\n    }\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn e1_decoys_are_not_exits() {
+    check(Python, "while True:\n    # if done: break\n    step()\n", &[]);
+    check(Python, "while True:\n    \"\"\"if done: break\"\"\"\n    step()\n", &[]);
+    check(Python, "while True:\n    print('done: break out when finished')\n    step()\n", &[]);
+    check(JavaScript, "while (true) {\n  /* if (done) break; */\n  step();\n}\n", &[]);
+    check(JavaScript, "while (true) {\n  log(`done ${x}`);\n  step();\n}\n", &[]);
+    check(Bash, "while true; do\n  cat <<EOF\nif done; then break; fi\nEOF\n  step\ndone\n", &[]);
+    check(
+        Rust,
+        "fn f() {\n    loop {\n        let s = r#\"if done { break }\"#;\n        step(s);\n    }\n}\n",
+        &[],
+    );
+    check(Go, "package a\nfunc f() {\n\tfor {\n\t\t// if done { return }\n\t\tlog(\"done\")\n\t}\n}\n", &[]);
+    // A done flag that is set but never decides anything.
+    check(Python, "while True:\n    done = check()\n    step(done)\n", &[]);
+}
+
+#[test]
+fn e2_turn_cap() {
+    check(Python, "for _ in range(10):\n    step()\n", &[E2]);
+    check(Python, "turn = 0\nwhile True:\n    turn += 1\n    if turn >= MAX_TURNS:\n        break\n", &[E2]);
+    check(Python, "for i in range(len(items)):\n    step(items[i])\n", &[]);
+    check(JavaScript, "for (let step = 0; step < maxSteps; step++) { await run(); }\n", &[E2]);
+    check(Bash, "for i in $(seq 1 10); do\n  run\ndone\n", &[E2]);
+    check(Bash, "i=0\nwhile [ $i -lt $MAX_ITERATIONS ]; do\n  run\n  i=$((i+1))\ndone\n", &[E2]);
+    check(Go, "package a\nfunc f() {\n\tfor i := 0; i < maxIters; i++ {\n\t\tstep()\n\t}\n}\n", &[E2]);
+    check(Rust, "fn f() {\n    for _ in 0..MAX_STEPS {\n        step();\n    }\n}\n", &[E2]);
+    check(Python, "result = Runner.run_sync(agent, 'x', max_turns=5)\n", &[E2]);
+    // A retry count of one request is not a loop bound.
+    check(Python, "client = OpenAI(max_retries=3)\nwhile True:\n    client.step()\n", &[]);
+}
+
+#[test]
+fn e3_budget_cap() {
+    check(
+        Python,
+        "while True:\n    spent += r.usage.total_tokens\n    if spent > TOKEN_BUDGET:\n        break\n",
+        &[E3],
+    );
+    check(JavaScript, "while (costUsd < maxCostUsd) { costUsd += await step(); }\n", &[E3]);
+    // max_tokens caps one answer, not the loop.
+    check(Python, "while True:\n    client.create(max_tokens=100)\n", &[]);
+}
+
+#[test]
+fn e4_wall_clock() {
+    check(
+        Python,
+        "start = time.time()\nwhile True:\n    if time.time() - start > 600:\n        break\n",
+        &[E4],
+    );
+    check(Go, "package a\nfunc f() {\n\tfor time.Since(start) < limit {\n\t\tstep()\n\t}\n}\n", &[E4]);
+    check(Bash, "timeout 600 ./agent.sh\nwhile true; do\n  ./step.sh || break\ndone\n", &[E4]);
+    // A timeout on one request, or an exception class named Timeout, is not a wall clock.
+    check(Python, "while True:\n    try:\n        requests.get(u, timeout=10)\n    except requests.Timeout:\n        break\n", &[]);
+    check(Bash, "while true; do\n  timeout 60 ./step.sh\ndone\n", &[]);
+}
+
+#[test]
+fn e5_no_progress() {
+    check(Python, "seen = set()\nwhile True:\n    h = digest(state)\n    if h in seen:\n        break\n    seen.add(h)\n", &[E5]);
+    check(
+        Python,
+        "prev = None\nwhile True:\n    cur = step()\n    if cur == prev:\n        break\n    prev = cur\n",
+        &[E5],
+    );
+    check(Bash, "while true; do\n  run\n  git diff --quiet && break\ndone\n", &[E5]);
+    check(
+        Rust,
+        "fn f() {\n    loop {\n        if stall_count > 3 { break; }\n        step();\n    }\n}\n",
+        &[E5],
+    );
+}
+
+#[test]
+fn e5_warns_when_the_compared_value_never_moves() {
+    let source = "prev = load()\nwhile True:\n    cur = step()\n    if cur == prev:\n        break\n";
+    check(Python, source, &[]);
+    assert!(has_warning(Python, source, "stale-progress-check"));
+}
+
+#[test]
+fn e6_human_interrupt() {
+    check(
+        Python,
+        "while True:\n    try:\n        step()\n    except KeyboardInterrupt:\n        break\n",
+        &[E6],
+    );
+    check(Python, "while True:\n    if input('go on? ') != 'y':\n        break\n", &[E6]);
+    check(JavaScript, "process.on('SIGINT', () => process.exit(0));\nwhile (true) { step(); }\n", &[E6]);
+}
+
+#[test]
+fn e6_warns_when_the_interrupt_is_swallowed() {
+    let source = "while True:\n    try:\n        step()\n    except KeyboardInterrupt:\n        continue\n";
+    check(Python, source, &[]);
+    assert!(has_warning(Python, source, "interrupt-swallowed"));
+}
+
+#[test]
+fn e7_error_threshold() {
+    check(
+        Python,
+        "while True:\n    try:\n        step()\n    except Exception:\n        failures += 1\n        if failures >= 3:\n            raise\n",
+        &[E7],
+    );
+    // Returning on the first error is not a threshold.
+    check(Go, "package a\nfunc f() error {\n\tfor {\n\t\tif err := step(); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n}\n", &[]);
+}
+
+#[test]
+fn e8_external_event() {
+    check(Python, "while True:\n    if os.path.exists('STOP'):\n        break\n    step()\n", &[E8]);
+    check(Bash, "while true; do\n  [ -f STOP ] && break\n  step\ndone\n", &[E8]);
+    check(Go, "package a\nfunc f(ctx context.Context) {\n\tfor {\n\t\tselect {\n\t\tcase <-ctx.Done():\n\t\t\treturn\n\t\tdefault:\n\t\t}\n\t}\n}\n", &[E8]);
+    check(TypeScript, "while (true) {\n  if (signal.aborted) break;\n  await step();\n}\n", &[E8]);
+    check(Rust, "fn f() {\n    loop {\n        if token.is_cancelled() { break; }\n    }\n}\n", &[E8]);
+    // STOP in a printed string is not a STOP file.
+    check(Python, "while True:\n    print('touch STOP to stop')\n    step()\n", &[]);
+}
+
+#[test]
+fn warnings_a_reviewer_wants() {
+    assert!(has_warning(Python, "while True:\n    step()\n", "infinite-loop-without-exit"));
+    assert!(!has_warning(
+        Python,
+        "while True:\n    if step():\n        break\n",
+        "infinite-loop-without-exit"
+    ));
+    assert!(has_warning(
+        Python,
+        "MAX_TURNS = 10\nwhile True:\n    if step():\n        break\n",
+        "bound-not-enforced"
+    ));
+    assert!(!has_warning(
+        Python,
+        "MAX_TURNS = 10\nfor _ in range(MAX_TURNS):\n    step()\n",
+        "bound-not-enforced"
+    ));
+    assert!(has_warning(
+        Python,
+        "agent = create_react_agent(m, tools)\nagent.invoke({})\n",
+        "framework-default-bound"
+    ));
+    assert!(!has_warning(
+        Python,
+        "agent = create_react_agent(m, tools)\nagent.invoke({}, config={'recursion_limit': 9})\n",
+        "framework-default-bound"
+    ));
+    assert!(has_warning(Python, "while True:\n    if x ==\n", "parse-error"));
+}

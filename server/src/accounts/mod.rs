@@ -1,0 +1,48 @@
+//! Accounts, so far only as much as connected loops need: teams and the
+//! loop tokens a team's loops report with. Sign-in, members and roles come
+//! with the rest of issue 5.
+//!
+//! # Invariants
+//!
+//! - A loop token is 256 random bits, shown once when it is created and
+//!   stored only as the SHA-256 of its text. Looking a token up hashes what
+//!   the caller sent; nothing ever compares secrets in memory.
+//! - A revoked token stops working at once: every lookup checks
+//!   `revoked_at`, there is no cache.
+//! - A token belongs to exactly one team, and everything a token reaches is
+//!   looked up within that team.
+
+mod teams;
+mod tokens;
+
+use thiserror::Error;
+
+use crate::store::StoreError;
+
+pub use teams::{valid_team_slug, Team};
+pub use tokens::{hash_loop_token, LoopToken, NewLoopToken, TokenIdentity, LOOP_TOKEN_PREFIX};
+
+/// Errors of the accounts area. The store's own errors are wrapped, and the
+/// web layer never shows their text.
+#[derive(Debug, Error)]
+pub enum AccountsError {
+    #[error(
+        "team slug {slug:?} is not valid: use 2 to 40 lowercase letters, digits and single dashes, \
+         starting with a letter or digit and not ending with a dash"
+    )]
+    BadSlug { slug: String },
+    #[error("a team with the slug {slug:?} already exists")]
+    TeamExists { slug: String },
+    #[error("no team has the slug {slug:?}")]
+    NoSuchTeam { slug: String },
+    #[error("token name {name:?} is not valid: use 1 to 64 printable characters")]
+    BadTokenName { name: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for AccountsError {
+    fn from(error: sqlx::Error) -> Self {
+        AccountsError::Store(StoreError::Database(error))
+    }
+}

@@ -1,0 +1,254 @@
+//! The command line: `fixedpoint serve` and the operator's subcommands.
+//! Each subcommand validates its input, prints a clear error and exits
+//! non-zero on bad input; results go to standard output, logs to standard
+//! error.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+use crate::store::Store;
+use crate::web::{self, AppState};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "fixedpoint",
+    version,
+    about = "Fixed Point: tools for agent loops that know when they have finished"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the site (FIXEDPOINT_ADDR, DATABASE_URL, PUBLIC_URL, LEPTOS_SITE_ROOT).
+    Serve,
+    /// Teams: `team create SLUG`.
+    #[command(subcommand)]
+    Team(TeamCommand),
+    /// Loop tokens: `token create --team SLUG [--name NAME]` prints a new token once.
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Send a file-based loop's iterations to a server as rounds.
+    Push(PushArgs),
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve => serve().await.map(|()| ExitCode::SUCCESS),
+        Command::Team(command) => team(command).await,
+        Command::Token(command) => token(command).await,
+        Command::Push(args) => push(args).await,
+    }
+}
+
+async fn serve() -> anyhow::Result<()> {
+    let config = Config::from_env()?;
+    let store = Store::open(&config.database_url)
+        .await
+        .with_context(|| format!("opening {}", redact_url(&config.database_url)))?;
+    if !config.site_root.join("pkg").is_dir() {
+        tracing::warn!(
+            site_root = %config.site_root.display(),
+            "no built site bundle found: pages render but do not hydrate (run `make run` to build it)"
+        );
+    }
+    let listener =
+        TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, database = store.backend().name(), "serving Fixed Point on http://{addr}");
+    let state = AppState::new(config, store.clone());
+    let sweeper = crate::loops::spawn_lost_run_sweeper(store.clone(), crate::loops::LOST_SWEEP_EVERY);
+    axum::serve(listener, web::router(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    sweeper.abort();
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TeamCommand {
+    /// Create a team: SLUG is 2 to 40 lowercase letters, digits and single dashes.
+    Create { slug: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a loop token for a team; it is printed once, alone on the last line.
+    Create {
+        #[arg(long)]
+        team: String,
+        #[arg(long, default_value = "default")]
+        name: String,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PushArgs {
+    /// The loop directory, such as .loop/NAME; its name is the loop's name.
+    #[arg(long)]
+    pub dir: std::path::PathBuf,
+    /// The server's base URL, such as https://fixedpoint.example.
+    #[arg(long)]
+    pub to: String,
+    /// A loop token of the team (or FIXEDPOINT_TOKEN, which keeps it out of process lists).
+    #[arg(long, env = "FIXEDPOINT_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// Keep following the directory and send new iterations as they appear.
+    #[arg(long)]
+    pub watch: bool,
+}
+
+/// Opens the store of `DATABASE_URL` (or the default SQLite file) for the
+/// operator's commands.
+async fn command_store() -> anyhow::Result<Store> {
+    let url = crate::config::database_url_from(
+        std::env::var("DATABASE_URL").ok().filter(|url| !url.trim().is_empty()),
+    )?;
+    Store::open(&url).await.with_context(|| format!("opening {}", redact_url(&url)))
+}
+
+/// Writes command results to standard output; logs stay on standard error.
+fn say(line: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{line}").context("writing to standard output")
+}
+
+async fn team(command: TeamCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TeamCommand::Create { slug } => {
+            if !crate::accounts::valid_team_slug(&slug) {
+                anyhow::bail!(crate::accounts::AccountsError::BadSlug { slug });
+            }
+            let store = command_store().await?;
+            let team = store.create_team(&slug).await?;
+            store.close().await;
+            say(&format!("created team {}", team.slug))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        TokenCommand::Create { team, name } => {
+            let store = command_store().await?;
+            let created = store.create_loop_token(&team, &name).await?;
+            store.close().await;
+            say(&format!(
+                "created loop token {:?} for team {team}; it is shown only this once:",
+                created.token.name
+            ))?;
+            say(&created.secret)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `push`: exit 0 when every entry was sent or already stored, 2 when some
+/// were skipped (unreadable or refused; each is named on standard error).
+async fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
+    use crate::connector::{self, PushOptions, PushReport};
+    let options = PushOptions { dir: args.dir, to: args.to, token: args.token };
+    let show = |report: &PushReport| -> anyhow::Result<bool> {
+        for problem in report.problems.iter().chain(&report.rejected) {
+            tracing::warn!("skipped {problem}");
+        }
+        for round in &report.sent {
+            say(&format!("round {}: {} ({}): {}", round.round, round.class, round.advice, round.reason))?;
+            if round.operator_stop {
+                say("operator: STOP")?;
+            }
+            if let Some(steer) = &round.steer {
+                say(&format!("operator steer: {steer}"))?;
+            }
+        }
+        if let Some(state) = &report.heartbeat {
+            say(&format!("run {}: {state}", report.run.as_deref().unwrap_or("-")))?;
+        }
+        Ok(report.problems.is_empty() && report.rejected.is_empty())
+    };
+    if args.watch {
+        let mut failure = None;
+        connector::watch(&options, connector::WATCH_EVERY, shutdown_signal(), |result| match result {
+            Ok(report) => {
+                if let Err(error) = show(report) {
+                    failure = Some(error);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "push failed; retrying"),
+        })
+        .await?;
+        return failure.map_or(Ok(ExitCode::SUCCESS), Err);
+    }
+    let client = connector::http_client()?;
+    let report = connector::push_once(&client, &options).await?;
+    let clean = show(&report)?;
+    say(&format!(
+        "{}: sent {} rounds, {} already stored, {} skipped",
+        report.loop_name,
+        report.sent.len(),
+        report.already_stored,
+        report.problems.len() + report.rejected.len()
+    ))?;
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}
+
+/// Resolves on SIGINT or SIGTERM, whichever comes first.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "could not listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "could not listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT received, shutting down"),
+        () = terminate => tracing::info!("SIGTERM received, shutting down"),
+    }
+}
+
+/// A database URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let credentials = &url[scheme_end + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{}:***{}", &url[..scheme_end + 3], user, &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(redact_url("postgres://fp:secret@db:5432/fp"), "postgres://fp:***@db:5432/fp");
+        assert_eq!(redact_url("postgres://fp@db/fp"), "postgres://fp@db/fp");
+        assert_eq!(redact_url("sqlite://fixedpoint.db?mode=rwc"), "sqlite://fixedpoint.db?mode=rwc");
+    }
+}

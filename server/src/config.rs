@@ -1,0 +1,126 @@
+//! Configuration from the environment. Every variable has a default that
+//! gives a working site on one machine; the README lists them all.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// The default database: a SQLite file in the working directory, created on
+/// first start.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://fixedpoint.db?mode=rwc";
+pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
+pub const DEFAULT_SITE_ROOT: &str = "target/site";
+/// The largest body the ingest API reads, unless configured otherwise.
+pub const DEFAULT_INGEST_MAX_BYTES: usize = 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where `serve` listens (`FIXEDPOINT_ADDR`).
+    pub addr: SocketAddr,
+    /// `DATABASE_URL`: `sqlite://...` or `postgres://...`.
+    pub database_url: String,
+    /// The site's public base URL, used in links sent by mail and in feeds
+    /// (`PUBLIC_URL`, default `http://` + the listen address).
+    pub public_url: String,
+    /// The built site: `pkg/` with the WebAssembly bundle and CSS, plus the
+    /// files of `public/` (`LEPTOS_SITE_ROOT`, default `target/site`).
+    pub site_root: PathBuf,
+    /// The largest request body the loops API accepts, in bytes
+    /// (`FIXEDPOINT_INGEST_MAX_BYTES`, default 1 MiB); larger ones get 413.
+    pub ingest_max_bytes: usize,
+}
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ConfigError {
+    #[error("FIXEDPOINT_ADDR={value:?} is not a socket address such as 127.0.0.1:3000")]
+    BadAddr { value: String },
+    #[error("DATABASE_URL must start with sqlite: or postgres:// (got {scheme:?})")]
+    BadDatabaseUrl { scheme: String },
+    #[error("FIXEDPOINT_INGEST_MAX_BYTES={value:?} is not a positive number of bytes")]
+    BadIngestMaxBytes { value: String },
+}
+
+impl Config {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the configuration through `lookup`, so tests need not touch the
+    /// process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let non_empty = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        let addr_text = non_empty("FIXEDPOINT_ADDR").unwrap_or_else(|| DEFAULT_ADDR.to_string());
+        let addr: SocketAddr =
+            addr_text.trim().parse().map_err(|_| ConfigError::BadAddr { value: addr_text.clone() })?;
+        let database_url = database_url_from(non_empty("DATABASE_URL"))?;
+        let public_url = non_empty("PUBLIC_URL")
+            .map(|url| url.trim_end_matches('/').to_string())
+            .unwrap_or_else(|| format!("http://{addr}"));
+        let site_root = non_empty("LEPTOS_SITE_ROOT")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SITE_ROOT));
+        let ingest_max_bytes = match non_empty("FIXEDPOINT_INGEST_MAX_BYTES") {
+            None => DEFAULT_INGEST_MAX_BYTES,
+            Some(value) => value
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|bytes| *bytes > 0)
+                .ok_or(ConfigError::BadIngestMaxBytes { value })?,
+        };
+        Ok(Config { addr, database_url, public_url, site_root, ingest_max_bytes })
+    }
+}
+
+/// Validates a `DATABASE_URL` (or supplies the default) so a typo fails at
+/// start with a message instead of deep inside the driver.
+pub fn database_url_from(value: Option<String>) -> Result<String, ConfigError> {
+    let url = value.unwrap_or_else(|| DEFAULT_DATABASE_URL.to_string());
+    let url = url.trim().to_string();
+    if url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(url)
+    } else {
+        let scheme = url.split(':').next().unwrap_or_default().to_string();
+        Err(ConfigError::BadDatabaseUrl { scheme })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_lookup(|name| {
+            vars.iter().find(|(key, _)| *key == name).map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn zero_configuration_gives_the_documented_defaults() {
+        let config = config(&[]).unwrap();
+        assert_eq!(config.addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(config.database_url, DEFAULT_DATABASE_URL);
+        assert_eq!(config.public_url, "http://127.0.0.1:3000");
+        assert_eq!(config.site_root, PathBuf::from("target/site"));
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        assert_eq!(
+            config(&[("FIXEDPOINT_ADDR", "localhost")]).unwrap_err(),
+            ConfigError::BadAddr { value: "localhost".into() }
+        );
+        assert_eq!(
+            config(&[("DATABASE_URL", "mysql://x")]).unwrap_err(),
+            ConfigError::BadDatabaseUrl { scheme: "mysql".into() }
+        );
+    }
+
+    #[test]
+    fn public_url_loses_its_trailing_slash() {
+        let config = config(&[("PUBLIC_URL", "https://fixedpoint.example/")]).unwrap();
+        assert_eq!(config.public_url, "https://fixedpoint.example");
+    }
+}

@@ -1,0 +1,14 @@
+//! The server side of Fixed Point: configuration, the store over SQLite and
+//! PostgreSQL, the axum router around the Leptos application, and the
+//! operator's command line. `main.rs` is a thin shell over [`cli::run`].
+
+pub mod accounts;
+pub mod cli;
+pub mod config;
+pub mod connector;
+pub mod convergence;
+pub mod live;
+pub mod loops;
+pub mod store;
+pub mod telemetry;
+pub mod web;

@@ -1,0 +1,143 @@
+//! The HTTP surface of connected loops: `/api/v1/loops/{loop}/...`, all
+//! authenticated with a team's loop token.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::queries::MAX_HISTORY_ROUNDS;
+use super::wire::{validate_loop_name, Heartbeat, RoundReport, MAX_RUN_CHARS, MAX_STATE_CHARS};
+use super::{LoopHistory, LoopsError, RoundAnswer};
+use crate::accounts::TokenIdentity;
+use crate::config::Config;
+use crate::live::LiveEvents;
+use crate::store::Store;
+use crate::web::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/loops/{loop}/rounds", post(post_round).get(get_rounds))
+        .route("/api/v1/loops/{loop}/states/{digest}", get(get_state))
+        .route("/api/v1/loops/{loop}/heartbeat", post(post_heartbeat))
+}
+
+/// The team behind the request's bearer token, or 401.
+async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<TokenIdentity, LoopsError> {
+    let value = headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let mut parts = value.splitn(2, ' ');
+    let scheme = parts.next().unwrap_or_default();
+    let token = parts.next().unwrap_or_default().trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(LoopsError::Unauthorized);
+    }
+    store.authenticate_loop_token(token).await?.ok_or(LoopsError::Unauthorized)
+}
+
+/// Reads the body up to `limit` bytes; a longer one is refused with 413
+/// before it is read in full when it announces its length.
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, LoopsError> {
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if announced.is_some_and(|length| length > limit as u64) {
+        return Err(LoopsError::TooLarge { limit });
+    }
+    // The only way reading a body can fail here, other than the client
+    // going away (which nobody will see an answer to), is the limit.
+    axum::body::to_bytes(body, limit).await.map_err(|_| LoopsError::TooLarge { limit })
+}
+
+async fn post_round(
+    State(store): State<Store>,
+    State(config): State<Arc<Config>>,
+    State(live): State<LiveEvents>,
+    Path(loop_name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<RoundAnswer>, LoopsError> {
+    let identity = authenticate(&store, &headers).await?;
+    validate_loop_name(&loop_name)?;
+    let bytes = read_body(&headers, body, config.ingest_max_bytes).await?;
+    let report = RoundReport::from_json(&bytes)?;
+    let ingested = store.ingest_round(identity.team_id, &loop_name, &report).await?;
+    if let Some(event) = ingested.event {
+        live.publish(event);
+    }
+    Ok(Json(ingested.answer))
+}
+
+async fn get_rounds(
+    State(store): State<Store>,
+    Path(loop_name): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Json<LoopHistory>, LoopsError> {
+    let identity = authenticate(&store, &headers).await?;
+    validate_loop_name(&loop_name)?;
+    let run = params.get("run").map(String::as_str).filter(|run| !run.is_empty());
+    if run.is_some_and(|run| run.chars().count() > MAX_RUN_CHARS) {
+        return Err(LoopsError::invalid(
+            Some("run"),
+            format!("run must be at most {MAX_RUN_CHARS} characters"),
+        ));
+    }
+    let after = match params.get("after") {
+        None => 0,
+        Some(text) => text
+            .parse::<u32>()
+            .map_err(|_| LoopsError::invalid(Some("after"), "after must be a non-negative integer"))?,
+    };
+    let limit = match params.get("limit") {
+        None => MAX_HISTORY_ROUNDS,
+        Some(text) => {
+            text.parse::<u32>().ok().filter(|limit| (1..=MAX_HISTORY_ROUNDS).contains(limit)).ok_or_else(
+                || {
+                    LoopsError::invalid(
+                        Some("limit"),
+                        format!("limit must be between 1 and {MAX_HISTORY_ROUNDS}"),
+                    )
+                },
+            )?
+        }
+    };
+    Ok(Json(store.loop_history(identity.team_id, &loop_name, run, after, limit).await?))
+}
+
+async fn get_state(
+    State(store): State<Store>,
+    Path((loop_name, digest)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Json<Value>, LoopsError> {
+    let identity = authenticate(&store, &headers).await?;
+    validate_loop_name(&loop_name)?;
+    if digest.is_empty() || digest.chars().count() > MAX_STATE_CHARS {
+        return Err(LoopsError::invalid(
+            Some("state"),
+            format!("state must be 1 to {MAX_STATE_CHARS} characters"),
+        ));
+    }
+    let rounds = store.state_sightings(identity.team_id, &loop_name, &digest).await?;
+    Ok(Json(json!({"loop": loop_name, "state": digest, "seen": rounds.len(), "rounds": rounds})))
+}
+
+async fn post_heartbeat(
+    State(store): State<Store>,
+    State(config): State<Arc<Config>>,
+    Path(loop_name): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, LoopsError> {
+    let identity = authenticate(&store, &headers).await?;
+    validate_loop_name(&loop_name)?;
+    let bytes = read_body(&headers, body, config.ingest_max_bytes).await?;
+    let heartbeat = Heartbeat::from_json(&bytes)?;
+    let run = store.heartbeat(identity.team_id, &loop_name, &heartbeat).await?;
+    Ok(Json(json!({"loop": loop_name, "run": run})))
+}
