@@ -53,6 +53,9 @@ fn valid_token_name(name: &str) -> bool {
     (1..=64).contains(&length) && !name.chars().any(char::is_control) && !name.trim().is_empty()
 }
 
+/// A `loop_tokens` row as selected by [`Store::loop_tokens`].
+type TokenRow = (i64, i64, String, i64, Option<i64>, Option<i64>);
+
 /// How often a token's `last_used_at` is refreshed at most: writing it on
 /// every round would add a write to the hottest path for a value people read
 /// at minute granularity.
@@ -97,7 +100,7 @@ impl Store {
 
     /// The team's tokens, revoked ones included, oldest first.
     pub async fn loop_tokens(&self, team_id: i64) -> Result<Vec<LoopToken>, AccountsError> {
-        let rows: Vec<(i64, i64, String, i64, Option<i64>, Option<i64>)> = sqlx::query_as(
+        let rows: Vec<TokenRow> = sqlx::query_as(
             "SELECT id, team_id, name, created_at, last_used_at, revoked_at FROM loop_tokens \
              WHERE team_id = $1 ORDER BY id",
         )

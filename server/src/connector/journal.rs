@@ -101,7 +101,9 @@ impl LoopDir {
                 }),
                 Err(error) => dir.problems.push(Problem {
                     file: "state.json".to_string(),
-                    line: error.line(),
+                    // At the end of the file serde points past the last
+                    // line; the last line is where a reader should look.
+                    line: error.line().clamp(1, text.lines().count().max(1)),
                     message: format!("is not valid JSON ({error}); ignored"),
                 }),
             }
