@@ -28,6 +28,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the site (FIXEDPOINT_ADDR, DATABASE_URL, PUBLIC_URL, LEPTOS_SITE_ROOT).
     Serve,
+    /// Audit agent-loop source files for their exit conditions. Exit code: 0
+    /// CONVERGES, 1 DIVERGES, 2 UNDEFINED, 3 usage or read error (the worst
+    /// over all files).
+    Audit(crate::audit::AuditArgs),
     /// Teams: `team create SLUG`.
     #[command(subcommand)]
     Team(TeamCommand),
@@ -41,6 +45,15 @@ pub enum Command {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve => serve().await.map(|()| ExitCode::SUCCESS),
+        Command::Audit(args) => {
+            let code = crate::audit::run_audit_command(
+                &args,
+                &mut std::io::stdin().lock(),
+                &mut std::io::stdout().lock(),
+                &mut std::io::stderr().lock(),
+            );
+            Ok(ExitCode::from(code))
+        }
         Command::Team(command) => team(command).await,
         Command::Token(command) => token(command).await,
         Command::Push(args) => push(args).await,
@@ -64,7 +77,9 @@ async fn serve() -> anyhow::Result<()> {
     tracing::info!(%addr, database = store.backend().name(), "serving Fixed Point on http://{addr}");
     let state = AppState::new(config, store.clone());
     let sweeper = crate::loops::spawn_lost_run_sweeper(store.clone(), crate::loops::LOST_SWEEP_EVERY);
-    axum::serve(listener, web::router(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    // The peer address reaches handlers for per-client rate limits.
+    let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
     store.close().await;
     tracing::info!("stopped");

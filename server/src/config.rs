@@ -11,6 +11,9 @@ use thiserror::Error;
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://fixedpoint.db?mode=rwc";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:3000";
 pub const DEFAULT_SITE_ROOT: &str = "target/site";
+/// Audit API requests a minute per client address, unless configured otherwise.
+pub const DEFAULT_AUDIT_RATE_PER_MINUTE: u32 = 60;
+
 /// The largest body the ingest API reads, unless configured otherwise.
 pub const DEFAULT_INGEST_MAX_BYTES: usize = 1024 * 1024;
 
@@ -29,6 +32,9 @@ pub struct Config {
     /// The largest request body the loops API accepts, in bytes
     /// (`FIXEDPOINT_INGEST_MAX_BYTES`, default 1 MiB); larger ones get 413.
     pub ingest_max_bytes: usize,
+    /// Requests a minute one client address may make to `POST /api/v1/audit`
+    /// (`FIXEDPOINT_AUDIT_RATE_PER_MINUTE`, default 60).
+    pub audit_rate_per_minute: u32,
 }
 
 #[derive(Debug, Error, PartialEq)]
@@ -39,6 +45,8 @@ pub enum ConfigError {
     BadDatabaseUrl { scheme: String },
     #[error("FIXEDPOINT_INGEST_MAX_BYTES={value:?} is not a positive number of bytes")]
     BadIngestMaxBytes { value: String },
+    #[error("{name}={value:?} is not a positive whole number")]
+    BadNumber { name: &'static str, value: String },
 }
 
 impl Config {
@@ -70,7 +78,14 @@ impl Config {
                 .filter(|bytes| *bytes > 0)
                 .ok_or(ConfigError::BadIngestMaxBytes { value })?,
         };
-        Ok(Config { addr, database_url, public_url, site_root, ingest_max_bytes })
+        let audit_rate_per_minute = match non_empty("FIXEDPOINT_AUDIT_RATE_PER_MINUTE") {
+            None => DEFAULT_AUDIT_RATE_PER_MINUTE,
+            Some(value) => match value.trim().parse::<u32>() {
+                Ok(rate) if rate > 0 => rate,
+                _ => return Err(ConfigError::BadNumber { name: "FIXEDPOINT_AUDIT_RATE_PER_MINUTE", value }),
+            },
+        };
+        Ok(Config { addr, database_url, public_url, site_root, ingest_max_bytes, audit_rate_per_minute })
     }
 }
 

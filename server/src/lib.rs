@@ -3,6 +3,7 @@
 //! operator's command line. `main.rs` is a thin shell over [`cli::run`].
 
 pub mod accounts;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod connector;

@@ -3,6 +3,7 @@
 //! here; [`router`] merges them.
 
 mod health;
+pub mod rate_limit;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use tower_http::trace::TraceLayer;
 use crate::config::Config;
 use crate::live::LiveEvents;
 use crate::store::Store;
+use crate::web::rate_limit::RateLimiter;
 
 /// What every handler can reach. Cheap to clone.
 #[derive(Clone, FromRef)]
@@ -25,12 +27,15 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Stored rounds, published for the dashboard's live streams.
     pub live: LiveEvents,
+    /// The per-client limit of the public audit API.
+    pub audit_limiter: Arc<RateLimiter>,
 }
 
 impl AppState {
     pub fn new(config: Config, store: Store) -> AppState {
         let leptos_options = leptos_options(&config);
-        AppState { leptos_options, store, config: Arc::new(config), live: LiveEvents::new() }
+        let audit_limiter = Arc::new(RateLimiter::per_minute(config.audit_rate_per_minute));
+        AppState { leptos_options, store, config: Arc::new(config), live: LiveEvents::new(), audit_limiter }
     }
 }
 
@@ -54,6 +59,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(crate::loops::router())
+        .merge(crate::audit::router())
         .leptos_routes_with_context(
             &state,
             routes,

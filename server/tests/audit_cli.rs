@@ -1,0 +1,172 @@
+//! `fixedpoint audit` as a user runs it: the real binary, real files, the
+//! exit-code contract, the three formats and bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CONVERGES: &str = "\
+def run(agent, task):
+    for turn in range(20):
+        reply = agent.step(task)
+        if reply.tests_passed:
+            return reply
+";
+
+const DIVERGES: &str = "\
+MAX_TURNS = 30
+turns = 0
+while True:
+    turns += 1
+    if turns >= MAX_TURNS:
+        break
+    agent.step()
+";
+
+const UNDEFINED: &str = "\
+while True:
+    agent.step()
+";
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn fixedpoint(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fixedpoint"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or_default().as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn exit_codes_follow_the_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, source, code, verdict) in [
+        ("converges.py", CONVERGES, 0, "CONVERGES"),
+        ("diverges.py", DIVERGES, 1, "DIVERGES"),
+        ("undefined.py", UNDEFINED, 2, "UNDEFINED"),
+    ] {
+        let path = write(dir.path(), name, source);
+        let output = fixedpoint(&["audit", path.to_str().unwrap()], None);
+        let stdout = text(&output.stdout);
+        assert_eq!(output.status.code(), Some(code), "{name}: {stdout}{}", text(&output.stderr));
+        assert!(stdout.contains(&format!("VERDICT: {verdict}")), "{name}: {stdout}");
+    }
+}
+
+#[test]
+fn text_format_keeps_the_first_auditors_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "loop.py", CONVERGES);
+    let output = fixedpoint(&["audit", "--format", "text", path.to_str().unwrap()], None);
+    let stdout = text(&output.stdout);
+    let exit_lines: Vec<&str> =
+        stdout.lines().filter(|line| line.trim_start().starts_with('E') && line.contains('[')).collect();
+    assert_eq!(exit_lines.len(), 8, "{stdout}");
+    assert!(exit_lines[0].split_whitespace().take(2).eq(["E1", "yes"]), "{stdout}");
+    assert!(exit_lines[0].ends_with("[DETECT]"), "{stdout}");
+    assert!(exit_lines[1].split_whitespace().take(2).eq(["E2", "yes"]), "{stdout}");
+    assert!(exit_lines[5].split_whitespace().take(2).eq(["E6", "no"]), "{stdout}");
+    assert!(stdout.contains("tests_passed"), "evidence lines beneath found exits: {stdout}");
+}
+
+#[test]
+fn the_worst_code_wins_over_several_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.py", CONVERGES);
+    let bad = write(dir.path(), "bad.py", UNDEFINED);
+    let output =
+        fixedpoint(&["audit", "--format", "json", good.to_str().unwrap(), bad.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["verdict"], "UNDEFINED");
+    assert_eq!(report["exit_code"], 2);
+    assert_eq!(report["files"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn json_has_the_contract_shape() {
+    let output = fixedpoint(&["audit", "--format", "json", "--lang", "python", "-"], Some(CONVERGES));
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let file = &report["files"][0];
+    assert_eq!(file["language"], "python");
+    assert_eq!(file["verdict"], "CONVERGES");
+    let exits = file["exits"].as_array().unwrap();
+    assert_eq!(exits.len(), 8);
+    let e1 = &exits[0];
+    assert_eq!(
+        (e1["id"].as_str(), e1["label"].as_str(), e1["kind"].as_str()),
+        (Some("E1"), Some("goal met"), Some("DETECT"))
+    );
+    assert_eq!(e1["found"], true);
+    let evidence = &e1["evidence"][0];
+    assert_eq!(evidence["start_line"], 4);
+    assert!(evidence["code"].as_str().unwrap().contains("tests_passed"));
+    assert!(file["loops"].as_array().is_some_and(|loops| !loops.is_empty()));
+    assert!(file["warnings"].is_array());
+    assert_eq!(report["exit_code"], 0);
+}
+
+#[test]
+fn sarif_is_2_1_0_with_rules_and_locations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "loop.py", DIVERGES);
+    let output = fixedpoint(&["audit", "--format", "sarif", path.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(1));
+    let sarif: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(sarif["version"], "2.1.0");
+    assert!(sarif["$schema"].as_str().unwrap().contains("sarif"));
+    let run = &sarif["runs"][0];
+    assert!(run["tool"]["driver"]["rules"].as_array().unwrap().len() >= 8);
+    let results = run["results"].as_array().unwrap();
+    assert!(results.iter().any(|result| result["ruleId"] == "E2"), "{results:?}");
+    let region = &results[0]["locations"][0]["physicalLocation"]["region"];
+    assert!(region["startLine"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn unreadable_files_are_named_and_exit_3_while_the_rest_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.py", CONVERGES);
+    let missing = dir.path().join("missing.py");
+    let output = fixedpoint(&["audit", good.to_str().unwrap(), missing.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(text(&output.stderr).contains("missing.py"), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("VERDICT: CONVERGES"), "the readable file is still reported");
+}
+
+#[test]
+fn unknown_languages_are_usage_errors() {
+    let output = fixedpoint(&["audit", "--lang", "cobol", "-"], Some(CONVERGES));
+    assert_eq!(output.status.code(), Some(3));
+    assert!(text(&output.stderr).contains("cobol"), "{}", text(&output.stderr));
+
+    let dir = tempfile::tempdir().unwrap();
+    let prose = write(dir.path(), "notes.txt", "Remember to buy milk.\nAnd eggs.\n");
+    let output = fixedpoint(&["audit", prose.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(text(&output.stderr).contains("notes.txt"), "{}", text(&output.stderr));
+}
+
+#[test]
+fn no_path_at_all_is_a_usage_error() {
+    let output = fixedpoint(&["audit"], None);
+    assert_ne!(output.status.code(), Some(0));
+    assert!(text(&output.stderr).to_lowercase().contains("path"), "{}", text(&output.stderr));
+}
