@@ -77,10 +77,23 @@ async fn serve() -> anyhow::Result<()> {
     tracing::info!(%addr, database = store.backend().name(), "serving Fixed Point on http://{addr}");
     let state = AppState::new(config, store.clone());
     let sweeper = crate::loops::spawn_lost_run_sweeper(store.clone(), crate::loops::LOST_SWEEP_EVERY);
+    let relay = match store.backend() {
+        crate::store::Backend::Postgres => Some(
+            state
+                .live
+                .start_postgres_relay(&state.config.database_url)
+                .await
+                .context("listening for live events on PostgreSQL")?,
+        ),
+        crate::store::Backend::Sqlite => None,
+    };
     // The peer address reaches handlers for per-client rate limits.
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
+    if let Some(relay) = relay {
+        relay.abort();
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())

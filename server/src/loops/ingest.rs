@@ -364,8 +364,6 @@ impl Store {
             .await?;
         }
 
-        tx.commit().await?;
-
         let event = RoundEvent {
             team_id,
             loop_id,
@@ -381,6 +379,18 @@ impl Store {
             findings: count_u32(keys.len()),
             created_at: now,
         };
+        if self.backend() == Backend::Postgres {
+            // Sent inside the transaction, the notification reaches other
+            // instances only if the round is committed (see `crate::live`).
+            let payload = serde_json::to_string(&event).unwrap_or_default();
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(crate::live::NOTIFY_CHANNEL)
+                .bind(payload)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+
         let answer = RoundAnswer {
             round: classification.round,
             class: classification.class,
