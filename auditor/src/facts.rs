@@ -93,6 +93,9 @@ pub(crate) struct Clause {
     pub none_literal: bool,
     /// The clause is a command run for its exit status (Bash `if npm test`).
     pub command: bool,
+    /// The clause is the condition of an `until` loop: the loop ends when it
+    /// succeeds.
+    pub until: bool,
     /// For a comparison of two operands: each side's words and, when the side
     /// is a plain name or field, its text.
     pub sides: Option<[(Vec<String>, Option<String>); 2]>,
@@ -670,6 +673,11 @@ impl<'s, 't> Walker<'s, 't> {
         let header = node.start_byte()..self.header_end(node);
         if !condition.is_empty() {
             let clauses = self.clauses_of(&condition);
+            if kind == LoopKind::Until {
+                for &clause in &clauses {
+                    self.facts.clauses[clause].until = true;
+                }
+            }
             for clause in clauses {
                 self.facts.links.push(ExitLink {
                     clause,
@@ -1564,6 +1572,17 @@ impl<'s, 't> Walker<'s, 't> {
                     } else if text.len() <= 64 {
                         clause.idents.push(text.to_string());
                         clause.words.extend(canonical_words(text));
+                    }
+                } else if matches!(kind, "subscript" | "subscript_expression" | "index_expression") {
+                    // `state["score"]` names a field as surely as `state.score`.
+                    let index =
+                        node.child_by_field_name("subscript").or_else(|| node.child_by_field_name("index"));
+                    if let Some(index) = index.filter(|i| matches!(syn(self.family, i.kind()), Syn::Str)) {
+                        let key = strip_quotes(self.text(index));
+                        if key.len() <= 64 && !key.contains(char::is_whitespace) {
+                            clause.idents.push(key.to_string());
+                            clause.words.extend(canonical_words(key));
+                        }
                     }
                 } else if matches!(syntax, Syn::Call) {
                     if let Some(callee) = callee_of(node) {

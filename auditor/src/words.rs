@@ -68,7 +68,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
         | "jobs" | "remaining" | "work" => "queue",
         "prev" | "previous" | "last" | "old" | "before" | "prior" | "earlier" => "prev",
-        "seen" | "visited" | "history" => "seen",
+        "seen" | "visited" | "history" | "recent" | "recently" => "seen",
         "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"
         | "sha1" | "sha256" | "md5" | "blake3" => "hash",
         "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"

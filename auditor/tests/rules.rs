@@ -44,6 +44,12 @@ fn e1_goal_met() {
         "fn f() {\n    loop {\n        let r = step();\n        if r.is_done() { break; }\n    }\n}\n",
         &[E1],
     );
+    check(Bash, "until make check; do\n  fix\ndone\n", &[E1]);
+    check(
+        Python,
+        "def route(state):\n    if state['score'] >= 0.9:\n        return END\n    return 'revise'\ng = StateGraph(S)\n",
+        &[E1],
+    );
 }
 
 #[test]
@@ -114,6 +120,11 @@ fn e5_no_progress() {
         &[E5],
     );
     check(Bash, "while true; do\n  run\n  git diff --quiet && break\ndone\n", &[E5]);
+    check(
+        TypeScript,
+        "while (true) {\n  const k = key();\n  if (recent.includes(k)) break;\n  recent.push(k);\n}\n",
+        &[E5],
+    );
     check(
         Rust,
         "fn f() {\n    loop {\n        if stall_count > 3 { break; }\n        step();\n    }\n}\n",

@@ -70,10 +70,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // `until make check; do ...`: the loop ends when its command succeeds.
+    if clause.command && (clause.until || view.has("check")) {
+        return true;
+    }
     if view.any(&["returncode", "exitcode", "code", "status"]) && clause.equality && clause.zero {
         return true;
     }
-    // An empty work queue.
+    // An empty work queue (`while next_item:`, `while [ -n "$(tracker next)" ]`).
+    if view.role == Role::LoopCondition && view.has("next") {
+        return true;
+    }
     if view.has("queue")
         && (clause.negated
             || clause.zero
