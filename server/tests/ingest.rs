@@ -430,3 +430,19 @@ both_backends! {
         assert_eq!(beat["run"]["state"], "running");
     }
 }
+
+both_backends! {
+    async fn rounds_stored_before_finding_keys_existed_still_classify(db: TestDb) {
+        let h = harness(db).await;
+        h.post("legacy", round(1, "a", &["x", "y"], &[])).await;
+        h.post("legacy", round(2, "b", &["x"], &[])).await;
+        // Rows written before migration 12 have no keys column value; the
+        // engine must then read their findings from the findings table.
+        sqlx::query("UPDATE rounds SET finding_keys = NULL").execute(h.store.pool()).await.unwrap();
+        let (_, answer) = h.post("legacy", round(3, "c", &["x"], &[])).await;
+        assert_eq!(answer["class"], "stalled", "{answer}");
+        let (_, answer) = h.post("legacy", round(4, "a", &["x"], &[])).await;
+        assert_eq!(answer["class"], "cycle", "{answer}");
+        assert_eq!(answer["seen_at"], json!([1]));
+    }
+}

@@ -80,19 +80,8 @@ impl From<RunTuple> for RunRow {
     }
 }
 
-/// One row of the history query: a round joined with one of its findings
-/// (or with nothing, for a round without findings).
-type HistoryRow = (
-    i64,
-    String,
-    String,
-    Option<String>,
-    Option<i64>,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    Option<String>,
-);
+/// A finding of a round stored before rounds kept their keys as JSON.
+type LegacyFindingRow = (i64, Option<String>, Option<i64>, Option<i64>, Option<String>, String, String);
 
 /// How many findings go into one multi-row INSERT. Nine parameters each
 /// keeps a statement far below both databases' parameter limits.
@@ -217,10 +206,14 @@ impl Store {
             (None, None) => None,
         };
 
-        let mut history = Vec::new();
         let run = match existing {
             Some(run) => {
-                let (rounds, stored_hash) = load_history(&mut tx, run.id, report.round).await?;
+                let stored_hash: Option<String> =
+                    sqlx::query_scalar("SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2")
+                        .bind(run.id)
+                        .bind(i64::from(report.round))
+                        .fetch_optional(&mut *tx)
+                        .await?;
                 match stored_hash {
                     Some(hash) if hash == body_hash => {
                         let answer = stored_answer(&mut tx, &run, report.round).await?;
@@ -259,10 +252,7 @@ impl Store {
                             ),
                         ))
                     }
-                    None => {
-                        history = rounds;
-                        Some(run)
-                    }
+                    None => Some(run),
                 }
             }
             None => None,
@@ -272,6 +262,8 @@ impl Store {
             None => start_run(&mut tx, loop_id, report.run.as_deref(), now).await?,
         };
 
+        // A run that has just started has nothing to replay.
+        let history = if run.last_round > 0 { load_history(&mut tx, run.id).await? } else { Vec::new() };
         let policy = LoopPolicy {
             stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
             max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
@@ -300,13 +292,14 @@ impl Store {
         };
 
         let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
+        let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
         let round_id: i64 = sqlx::query_scalar(
             "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
              spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
              consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-             created_at) \
+             created_at, finding_keys) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-             $20, $21, $22, $23, $24) RETURNING id",
+             $20, $21, $22, $23, $24, $25) RETURNING id",
         )
         .bind(run.id)
         .bind(loop_id)
@@ -332,6 +325,7 @@ impl Store {
         .bind(i64::from(operator.stop))
         .bind(operator.steer.clone())
         .bind(now)
+        .bind(&finding_keys)
         .fetch_one(&mut *tx)
         .await?;
 
@@ -408,37 +402,49 @@ impl Store {
     }
 }
 
-/// The run's earlier rounds for the engine, and the body hash of the round
-/// numbered `round` if it is already stored.
+/// The run's stored rounds as the engine sees them. Each round carries its
+/// finding keys as JSON, so this reads one row per round; rounds stored
+/// before that column existed have their keys read from `findings`.
 async fn load_history(
     tx: &mut Transaction<'static, Any>,
     run_id: i64,
-    round: u32,
-) -> Result<(Vec<RoundInput>, Option<String>), sqlx::Error> {
-    let rows: Vec<HistoryRow> = sqlx::query_as(
-        "SELECT r.round, r.state_digest, r.body_hash, f.target_path, f.start_line, f.end_line, f.target_id, \
-         f.severity, f.criterion FROM rounds r LEFT JOIN findings f ON f.round_id = r.id \
-         WHERE r.run_id = $1 ORDER BY r.round, f.position",
+) -> Result<Vec<RoundInput>, sqlx::Error> {
+    let rows: Vec<(i64, String, Option<String>)> = sqlx::query_as(
+        "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
     )
     .bind(run_id)
     .fetch_all(&mut **tx)
     .await?;
-    let mut history: Vec<RoundInput> = Vec::new();
-    let mut stored_hash = None;
-    for (number, state, hash, path, start_line, end_line, id, severity, criterion) in rows {
-        let number = line_number(number);
-        if number == round {
-            stored_hash = Some(hash);
-        }
-        if history.last().is_none_or(|last| last.round != number) {
-            history.push(RoundInput { round: number, state, findings: Vec::new() });
-        }
-        if let (Some(severity), Some(criterion), Some(last)) = (severity, criterion, history.last_mut()) {
-            let target = target_from_columns(path, start_line, end_line, id);
-            last.findings.push(FindingKey::new(target, severity_from_column(&severity), criterion));
+    let mut history = Vec::with_capacity(rows.len());
+    let mut legacy = false;
+    for (number, state, keys) in rows {
+        let findings = match keys.as_deref().map(serde_json::from_str::<Vec<FindingKey>>) {
+            Some(Ok(findings)) => findings,
+            _ => {
+                legacy = true;
+                Vec::new()
+            }
+        };
+        history.push(RoundInput { round: line_number(number), state, findings });
+    }
+    if legacy {
+        let rows: Vec<LegacyFindingRow> = sqlx::query_as(
+            "SELECT r.round, f.target_path, f.start_line, f.end_line, f.target_id, f.severity, f.criterion \
+             FROM rounds r JOIN findings f ON f.round_id = r.id \
+             WHERE r.run_id = $1 AND r.finding_keys IS NULL ORDER BY r.round, f.position",
+        )
+        .bind(run_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        for (number, path, start_line, end_line, id, severity, criterion) in rows {
+            let number = line_number(number);
+            if let Some(round) = history.iter_mut().find(|round| round.round == number) {
+                let target = target_from_columns(path, start_line, end_line, id);
+                round.findings.push(FindingKey::new(target, severity_from_column(&severity), criterion));
+            }
         }
     }
-    Ok((history, stored_hash))
+    Ok(history)
 }
 
 /// The answer a stored round was given, rebuilt from its row.
