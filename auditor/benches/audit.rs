@@ -32,6 +32,19 @@ fn per_language(c: &mut Criterion) {
     group.finish();
 }
 
+/// Parsing alone, for comparison: what the audit adds on top of tree-sitter.
+fn parse_only(c: &mut Criterion) {
+    let source = generated(Language::Python);
+    let mut group = c.benchmark_group("parse_only_2000_lines");
+    group.throughput(Throughput::Elements(source.lines().count() as u64));
+    group.bench_function("python", |b| {
+        let mut parser = tree_sitter::Parser::new();
+        parser.set_language(&tree_sitter_python::LANGUAGE.into()).expect("the Python grammar loads");
+        b.iter(|| parser.parse(&source, None).map(|tree| tree.root_node().child_count()))
+    });
+    group.finish();
+}
+
 fn evaluation_set(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/loops");
     let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
@@ -55,5 +68,5 @@ fn evaluation_set(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_language, evaluation_set);
+criterion_group!(benches, per_language, parse_only, evaluation_set);
 criterion_main!(benches);

@@ -199,8 +199,6 @@ pub(crate) struct Facts {
     pub passed: HashSet<String>,
     /// Simple names of functions called inside loop bodies.
     pub called_in_loops: HashSet<String>,
-    /// Every identifier text read anywhere in code (bounded by file size).
-    pub identifiers: HashSet<String>,
     pub parse_errors: Vec<Range<usize>>,
 }
 
@@ -417,10 +415,24 @@ struct Walker<'s, 't> {
     guard_frames: Vec<usize>,
     clause_memo: HashMap<usize, Vec<usize>>,
     flags: HashMap<usize, String>,
+    /// What each node kind of the grammar is, by kind id: matching strings
+    /// for every node of a large file costs more than the rest of the walk.
+    kinds: Vec<(Syn, bool)>,
     /// `true` for each string frame, `false` for each interpolation frame.
     string_nesting: Vec<bool>,
     /// For each call frame: whether it is a logging call.
     call_nesting: Vec<bool>,
+}
+
+/// The role and identifier-ness of every node kind of a grammar, by kind id.
+fn kind_table(tree: &Tree, family: Family) -> Vec<(Syn, bool)> {
+    let language = tree.language();
+    (0..language.node_kind_count())
+        .map(|id| {
+            let kind = u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or("");
+            (syn(family, kind), is_identifier_kind(kind))
+        })
+        .collect()
 }
 
 /// Builds the facts of one parsed file.
@@ -438,7 +450,6 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         aliases: HashMap::new(),
         passed: HashSet::new(),
         called_in_loops: HashSet::new(),
-        identifiers: HashSet::new(),
         parse_errors: Vec::new(),
     };
     let mut walker = Walker {
@@ -452,6 +463,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         clause_memo: HashMap::new(),
         flags: HashMap::new(),
         string_nesting: Vec::new(),
+        kinds: kind_table(tree, family),
         call_nesting: Vec::new(),
     };
     walker.walk(tree);
@@ -504,8 +516,11 @@ impl<'s, 't> Walker<'s, 't> {
         if (node.is_error() || node.is_missing()) && self.facts.parse_errors.len() < 8 {
             self.facts.parse_errors.push(node.byte_range());
         }
-        let kind = node.kind();
-        let syntax = syn(self.family, kind);
+        let (syntax, identifier) = self
+            .kinds
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or_else(|| (syn(self.family, node.kind()), is_identifier_kind(node.kind())));
         if self.string_nesting.last() == Some(&true) && syntax != Syn::Interp {
             // Inside a string only interpolations are code: keep descending
             // while something below may hold one, read nothing else.
@@ -530,7 +545,7 @@ impl<'s, 't> Walker<'s, 't> {
             Syn::Kwarg | Syn::Pair => self.enter_kwarg(node, syntax == Syn::Pair),
             Syn::Decorated => role = self.enter_decorated(node),
             Syn::Other => {
-                if is_identifier_kind(kind) && node.child_count() == 0 {
+                if identifier && node.child_count() == 0 {
                     self.note_identifier(node);
                 }
             }
@@ -573,13 +588,13 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn note_identifier(&mut self, node: Node<'t>) {
-        let text = self.text(node);
-        if text.len() > 64 || self.facts.identifiers.len() > 20_000 {
+        // Only names handed to a (non-logging) call are remembered, and each
+        // once: this runs for every identifier of the file.
+        if self.call_nesting.last() != Some(&false) {
             return;
         }
-        self.facts.identifiers.insert(text.to_string());
-        let in_call_args = self.call_nesting.last() == Some(&false);
-        if in_call_args {
+        let text = self.text(node);
+        if text.len() <= 64 && self.facts.passed.len() < 20_000 && !self.facts.passed.contains(text) {
             self.facts.passed.insert(text.to_string());
         }
     }
@@ -1502,18 +1517,18 @@ impl<'s, 't> Walker<'s, 't> {
             if syntax == Syn::Comment {
                 continue;
             }
-            if syntax == Syn::SkipAll && self.family != Family::Bash {
+            let bash_literal = self.family == Family::Bash && matches!(kind, "raw_string" | "ansi_c_string");
+            if syntax == Syn::SkipAll && !bash_literal {
                 continue;
             }
             let mut in_string = in_string;
-            if matches!(syntax, Syn::Str)
-                || (self.family == Family::Bash && matches!(kind, "raw_string" | "ansi_c_string"))
-            {
+            if matches!(syntax, Syn::Str) || bash_literal {
                 if !in_string {
                     let text = strip_quotes(self.text(node));
+                    // Markers split into words too: `TASK_COMPLETE` reads `task
+                    // done`, `<promise>DONE</promise>` reads `promise done`.
                     if text.len() <= 200 {
                         clause.literals.extend(canonical_words(text));
-                        // Keep whole markers too: `TASK_COMPLETE`, `<promise>DONE</promise>`.
                     }
                 }
                 in_string = true;
@@ -1544,9 +1559,6 @@ impl<'s, 't> Walker<'s, 't> {
                         "-f" | "-e" | "-d" | "-s" => clause.callees.push("exists".to_string()),
                         _ => {}
                     }
-                } else if kind == "comparison_operator" {
-                    // Python keeps its operators as anonymous children; the
-                    // generic branch below sees them.
                 } else if kind == "negated_command" || kind == "not_operator" {
                     clause.negated = true;
                 } else if is_number_kind(kind) {
@@ -1591,8 +1603,6 @@ impl<'s, 't> Walker<'s, 't> {
                             clause.callees.extend(canonical_words(text));
                         }
                     }
-                } else if matches!(kind, "method_call_expression") {
-                    // Not a kind these grammars produce; kept out of the match.
                 }
             }
             for i in (0..node.child_count()).rev() {
