@@ -18,6 +18,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 log "clippy (wasm32, hydrate)"
 cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
   --quiet -- -D warnings
+log "clippy (wasm32, auditor engine: tree-sitter and the grammars)"
+cargo clippy -p auditor --lib --target wasm32-unknown-unknown --quiet -- -D warnings
 
 ensure_postgres
 trap stop_postgres EXIT

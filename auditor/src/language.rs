@@ -55,6 +55,7 @@ impl Language {
         }
     }
 
+    #[cfg(feature = "engine")]
     pub(crate) fn grammar(self) -> tree_sitter::Language {
         match self {
             Language::Python => tree_sitter_python::LANGUAGE.into(),
@@ -69,6 +70,7 @@ impl Language {
 
     /// The syntax family: TypeScript and TSX share JavaScript's node kinds for
     /// everything the rules look at.
+    #[cfg(feature = "engine")]
     pub(crate) fn family(self) -> Family {
         match self {
             Language::Python => Family::Python,
@@ -86,6 +88,7 @@ impl std::fmt::Display for Language {
     }
 }
 
+#[cfg(feature = "engine")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Family {
     Python,

@@ -16,12 +16,16 @@
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "engine")]
 mod engine;
+#[cfg(feature = "engine")]
 mod facts;
 mod language;
 mod render;
 mod report;
+#[cfg(feature = "engine")]
 mod rules;
+#[cfg(feature = "engine")]
 mod words;
 
 pub use language::{detect_language, Language};
@@ -35,6 +39,7 @@ pub enum AuditError {
     UnknownLanguage { path: String },
 }
 
+#[cfg(feature = "engine")]
 /// Audits one source. `language` wins when given; otherwise it is detected
 /// from `path` and the content. When no language can be recognised the report
 /// has the verdict UNDEFINED and an `unknown-language` warning.
@@ -54,6 +59,7 @@ pub fn audit(source: &str, path: Option<&str>, language: Option<Language>) -> Fi
     }
 }
 
+#[cfg(feature = "engine")]
 /// Like [`audit`], but an unrecognisable language is an error rather than an
 /// UNDEFINED report: for callers that answer it with a usage error (the CLI's
 /// exit code 3, the API's 422).

@@ -5,7 +5,6 @@ mod support;
 use std::collections::HashSet;
 
 use server::store::{Backend, Store};
-use support::TestDb;
 
 both_backends! {
     async fn migrations_apply_and_report_a_schema_version(db: TestDb) {
