@@ -26,7 +26,7 @@ trap stop_postgres EXIT
 drop_stale_test_databases
 
 log "unit and integration tests (SQLite and PostgreSQL at $FIXEDPOINT_TEST_PG)"
-cargo test --workspace --quiet 2>&1 | tee "$ROOT/target/cargo-test.log"
+cargo test --workspace --quiet
 
 "$ROOT/.ci/build-site.sh" debug
 log "browser tests (Debian chromium through playwright-core)"
