@@ -7,7 +7,7 @@
 run:
 	@bash -c 'source .ci/lib.sh && ensure_build_prereqs'
 	@.ci/build-site.sh release
-	./target/release/fixedpoint serve
+	$${CARGO_TARGET_DIR:-target}/release/fixedpoint serve
 
 ## test: format, lints, unit + integration tests on SQLite and PostgreSQL, browser tests
 test:

@@ -16,7 +16,7 @@ cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features -
 pkg="$SITE_ROOT/pkg"
 mkdir -p "$pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint \
-  target/wasm32-unknown-unknown/wasm-release/app.wasm
+  "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
 if command -v wasm-opt >/dev/null; then
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"

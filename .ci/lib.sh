@@ -6,6 +6,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WASM_BINDGEN_VERSION="0.2.130"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 SITE_ROOT="${LEPTOS_SITE_ROOT:-$ROOT/target/site}"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

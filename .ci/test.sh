@@ -30,6 +30,6 @@ cargo test --workspace --quiet
 
 "$ROOT/.ci/build-site.sh" debug
 log "browser tests (Debian chromium through playwright-core)"
-(cd end2end && FIXEDPOINT_BIN="$ROOT/target/debug/fixedpoint" LEPTOS_SITE_ROOT="$SITE_ROOT" \
+(cd end2end && FIXEDPOINT_BIN="$TARGET_DIR/debug/fixedpoint" LEPTOS_SITE_ROOT="$SITE_ROOT" \
   node --test --test-concurrency=1 tests/)
 log "all tests passed"
