@@ -9,6 +9,9 @@ source "$(dirname "$0")/lib.sh"
 mode="${1:-release}"
 cd "$ROOT"
 export_wasm_env
+# wasm-opt comes from the npm package binaryen (Debian's is too old).
+ensure_node_modules
+command -v wasm-opt >/dev/null || die "wasm-opt not found: end2end/node_modules should provide it"
 
 log "building the browser bundle (app, feature hydrate)"
 cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
@@ -17,10 +20,8 @@ pkg="$SITE_ROOT/pkg"
 mkdir -p "$pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint \
   "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
-if command -v wasm-opt >/dev/null; then
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
-fi
+wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
 cp style/main.css "$pkg/fixedpoint.css"
 cp -r public/. "$SITE_ROOT/"
 
