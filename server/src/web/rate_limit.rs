@@ -46,6 +46,13 @@ impl RateLimiter {
             let capacity = self.capacity;
             let per_second = self.per_second;
             buckets.retain(|_, bucket| refilled(*bucket, now, capacity, per_second) < capacity);
+            // When every tracked client is still mid-bucket (a flood from many
+            // addresses), start over rather than scan the whole map again on
+            // each new address: forgetting loosens the limit for a moment,
+            // while scanning would make every request O(clients).
+            if buckets.len() >= MAX_TRACKED {
+                buckets.clear();
+            }
         }
         let bucket = buckets.entry(client).or_insert(Bucket { tokens: self.capacity, at: now });
         let tokens = refilled(*bucket, now, self.capacity, self.per_second);
@@ -99,5 +106,17 @@ mod tests {
         let later = start + Duration::from_secs(20);
         assert!(limiter.check(client, later).is_ok());
         assert!(limiter.check(client, later).is_err());
+    }
+
+    #[test]
+    fn a_flood_of_addresses_never_grows_the_map_past_its_bound() {
+        let limiter = RateLimiter::per_minute(10);
+        let now = Instant::now();
+        for index in 0..(MAX_TRACKED as u32 + 10) {
+            let client = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + index));
+            assert!(limiter.check(client, now).is_ok());
+        }
+        let tracked = limiter.buckets.lock().unwrap().len();
+        assert!(tracked <= MAX_TRACKED, "{tracked} buckets");
     }
 }
