@@ -22,6 +22,17 @@ wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint
   "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
+log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
+cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-release --quiet
+wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor \
+  "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/auditor_wasm.wasm"
+# A grammar's scanner that calls a libc function outside tree-sitter's shim
+# would import it from "env" and the module would fail to instantiate.
+node -e '
+  const imports = WebAssembly.Module.imports(new WebAssembly.Module(require("fs").readFileSync(process.argv[1])));
+  const env = imports.filter((i) => i.module === "env").map((i) => i.name);
+  if (env.length) { console.error("auditor_bg.wasm imports from env: " + env.join(", ")); process.exit(1); }
+' "$pkg/auditor_bg.wasm"
 cp style/main.css "$pkg/fixedpoint.css"
 cp -r public/. "$SITE_ROOT/"
 
@@ -35,3 +46,6 @@ fi
 raw=$(stat -c %s "$pkg/fixedpoint_bg.wasm")
 gz=$(gzip -9 -c "$pkg/fixedpoint_bg.wasm" | wc -c)
 log "site bundle: fixedpoint_bg.wasm $raw bytes raw, $gz bytes gzip -9"
+raw=$(stat -c %s "$pkg/auditor_bg.wasm")
+gz=$(gzip -9 -c "$pkg/auditor_bg.wasm" | wc -c)
+log "audit page engine: auditor_bg.wasm $raw bytes raw, $gz bytes gzip -9"

@@ -19,7 +19,7 @@ log "clippy (wasm32, hydrate)"
 cargo clippy -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
   --quiet -- -D warnings
 log "clippy (wasm32, auditor engine: tree-sitter and the grammars)"
-cargo clippy -p auditor --lib --target wasm32-unknown-unknown --quiet -- -D warnings
+cargo clippy -p auditor -p auditor-wasm --lib --target wasm32-unknown-unknown --quiet -- -D warnings
 
 ensure_postgres
 trap stop_postgres EXIT
@@ -33,3 +33,4 @@ log "browser tests (Debian chromium through playwright-core)"
 (cd end2end && FIXEDPOINT_BIN="$TARGET_DIR/debug/fixedpoint" LEPTOS_SITE_ROOT="$SITE_ROOT" \
   node --test --test-concurrency=1 tests/)
 log "all tests passed"
+du -sh "$TARGET_DIR" 2>/dev/null || true

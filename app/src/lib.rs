@@ -17,7 +17,7 @@ use leptos_router::{
 };
 
 use crate::components::site_header::SiteHeader;
-use crate::pages::{home::HomePage, not_found::NotFound};
+use crate::pages::{audit::AuditPage, home::HomePage, not_found::NotFound};
 
 /// The name of the WebAssembly bundle and stylesheet under `/pkg`.
 pub const OUTPUT_NAME: &str = "fixedpoint";
@@ -55,6 +55,7 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view=HomePage/>
+                    <Route path=StaticSegment("audit") view=AuditPage/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -159,23 +159,41 @@ fn language_of_content(source: &str) -> Option<Language> {
             add(Language::Python, 3);
         }
         if (starts("if ") || starts("while ") || starts("for ") || starts("else")) && line.ends_with(':') {
-            add(Language::Python, 2);
+            // `while True:` alone is Python; no other language here ends a
+            // loop header with a colon.
+            add(Language::Python, if starts("if ") || starts("else") { 2 } else { 3 });
         }
         if starts("package ") || starts("func ") || line.contains(":= ") {
             add(Language::Go, 3);
         }
+        let rust_pattern_arm = ["Ok(", "Err(", "Some(", "None =>", "_ =>"].iter().any(|arm| starts(arm));
+        let rust_typed_const = (starts("const ") || starts("static "))
+            && [": u", ": i", ": f32", ": f64", ": &", ": usize", ": bool", ": Duration"]
+                .iter()
+                .any(|ty| line.contains(ty));
         if starts("fn ")
             || starts("pub fn ")
             || starts("let mut ")
             || starts("use ") && line.contains("::")
             || starts("impl ")
+            || line == "loop {"
+            || starts("match ") && line.ends_with('{')
+            || rust_typed_const
         {
             add(Language::Rust, 3);
         }
-        if starts("const ")
-            || starts("let ")
+        if rust_pattern_arm && line.contains("=>") {
+            add(Language::Rust, 2);
+        }
+        if (starts("const ") && !rust_typed_const)
+            || (starts("let ") && !starts("let mut "))
             || starts("function ")
-            || line.contains("=> {")
+            || starts("async function ")
+            || starts("export ")
+            || starts("for (let ")
+            || starts("for (const ")
+            || starts("await ") && line.ends_with(';')
+            || (line.contains("=> {") && !rust_pattern_arm)
             || line.contains("require(")
             || starts("import ") && line.contains(" from '")
             || starts("import ") && line.contains(" from \"")
@@ -186,6 +204,8 @@ fn language_of_content(source: &str) -> Option<Language> {
             || starts("type ") && line.contains(" = ")
             || line.contains(": string")
             || line.contains(": number")
+            || line.contains(": boolean")
+            || line.contains("): Promise<")
         {
             add(Language::TypeScript, 3);
         }
@@ -194,6 +214,7 @@ fn language_of_content(source: &str) -> Option<Language> {
             || line == "esac"
             || line.ends_with("; then")
             || line.ends_with("; do")
+            || line.contains("; do ") && line.ends_with("done")
             || starts("echo ")
         {
             add(Language::Bash, 3);
@@ -230,6 +251,20 @@ mod tests {
         check(None, "const x = 1;\nfunction f() {}\n", Some(Language::JavaScript));
         check(None, "interface A { b: string }\nconst x: number = 1;\n", Some(Language::TypeScript));
         check(None, "hello world", None);
+        // Tiny pastes still say what they are.
+        check(
+            None,
+            "export async function run(agent, maxTurns) {\n  for (let turn = 0; turn < maxTurns; turn++) {\n    await agent.step();\n  }\n}\n",
+            Some(Language::JavaScript),
+        );
+        check(None, "while True:\n    pass\n", Some(Language::Python));
+        check(None, "while true; do ./agent.sh; done\n", Some(Language::Bash));
+        // Rust that looks like JavaScript line by line (const, let, `=> {`).
+        check(
+            None,
+            "const LIMIT: u32 = 3;\nconst STALL: u32 = 2;\nfn f() {\n    let x = 1;\n    let y = 2;\n    loop {\n        match g() {\n            Ok(v) => {\n            }\n            Err(_) => {\n            }\n        }\n    }\n}\n",
+            Some(Language::Rust),
+        );
         check(Some("notes.txt"), "hello", None);
     }
 

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "engine")]
 mod engine;
+mod explain;
 #[cfg(feature = "engine")]
 mod facts;
 mod language;
@@ -28,8 +29,9 @@ mod rules;
 #[cfg(feature = "engine")]
 mod words;
 
+pub use explain::explain_verdict;
 pub use language::{detect_language, Language};
-pub use render::{render_sarif, render_text};
+pub use render::{render_markdown, render_sarif, render_text};
 pub use report::{Evidence, ExitReport, FileReport, LoopReport, Report, Warning};
 
 /// Why [`audit_with`] refused a source.

@@ -1,5 +1,6 @@
 //! Renderers at the edge: the text format of the first auditor (kept so that
-//! scripts written for it keep working) and SARIF 2.1.0 for code scanning.
+//! scripts written for it keep working), SARIF 2.1.0 for code scanning, and
+//! Markdown for pasting a report into a review or an issue.
 
 use serde_json::{json, Value};
 
@@ -58,6 +59,91 @@ fn render_file(file: &FileReport, out: &mut String) {
         count(ExitKind::Bound)
     ));
     out.push_str(&format!("VERDICT: {}\n", file.verdict.as_str()));
+}
+
+/// The report as Markdown: per file, the verdict and why, a table of the
+/// eight exits with their evidence lines, the loops found and the warnings.
+pub fn render_markdown(report: &Report) -> String {
+    let mut out = String::new();
+    for (index, file) in report.files.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        markdown_file(file, &mut out);
+    }
+    out
+}
+
+fn markdown_file(file: &FileReport, out: &mut String) {
+    let path = file.path.as_deref().unwrap_or("pasted source");
+    let language = file.language.as_deref().unwrap_or("unknown language");
+    out.push_str(&format!(
+        "### Loop exit audit of {} ({language}): **{}**\n\n",
+        inline_code(path),
+        file.verdict.as_str()
+    ));
+    out.push_str(&format!("{}\n\n", crate::explain_verdict(file)));
+    out.push_str("| exit | found | kind | evidence |\n| --- | --- | --- | --- |\n");
+    for exit in &file.exits {
+        let evidence: Vec<String> = exit
+            .evidence
+            .iter()
+            .map(|evidence| {
+                let first = evidence.code.lines().next().unwrap_or("");
+                format!("{} {}", line_range(evidence.start_line, evidence.end_line), inline_code(first))
+            })
+            .collect();
+        out.push_str(&format!(
+            "| {} {} | {} | {} | {} |\n",
+            exit.id.as_str(),
+            exit.label,
+            if exit.found { "yes" } else { "no" },
+            kind_name(exit.kind),
+            evidence.join("<br>").replace('|', "\\|")
+        ));
+    }
+    if !file.loops.is_empty() {
+        out.push_str("\nLoops found:\n\n");
+        for found in &file.loops {
+            out.push_str(&format!(
+                "- {} `{}`: {}\n",
+                line_range(found.start_line, found.end_line),
+                found.kind,
+                inline_code(&found.code)
+            ));
+        }
+    }
+    if !file.warnings.is_empty() {
+        out.push_str("\nWarnings:\n\n");
+        for warning in &file.warnings {
+            let at = warning.start_line.map(|line| format!(" (L{line})")).unwrap_or_default();
+            out.push_str(&format!("- `{}`{at}: {}\n", warning.code, warning.message));
+        }
+    }
+}
+
+fn kind_name(kind: ExitKind) -> &'static str {
+    match kind {
+        ExitKind::Detect => "DETECT",
+        ExitKind::Bound => "BOUND",
+        ExitKind::External => "EXTERNAL",
+    }
+}
+
+fn line_range(start: usize, end: usize) -> String {
+    if start == end {
+        format!("L{start}")
+    } else {
+        format!("L{start}-{end}")
+    }
+}
+
+/// Code as a Markdown code span that survives backticks inside it.
+fn inline_code(code: &str) -> String {
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if code.starts_with('`') || code.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{code}{pad}{fence}")
 }
 
 /// A SARIF 2.1.0 log: one rule per exit and per warning code; a `note` per

@@ -1,4 +1,5 @@
 //! One module per page.
 
+pub mod audit;
 pub mod home;
 pub mod not_found;

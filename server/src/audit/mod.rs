@@ -5,6 +5,18 @@
 
 mod api;
 mod command;
+mod page;
 
-pub use api::{router, AUDIT_MAX_BYTES};
+pub use api::AUDIT_MAX_BYTES;
+pub use page::server_auditor;
+
+use axum::routing::post;
+use axum::Router;
+
+use crate::web::AppState;
+
+/// `POST /api/v1/audit` and the audit page's form (`POST /audit`).
+pub fn router() -> Router<AppState> {
+    api::router().route("/audit", post(page::audit_form))
+}
 pub use command::{run_audit_command, AuditArgs, OutputFormat};

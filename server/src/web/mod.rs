@@ -50,6 +50,13 @@ pub fn leptos_options(config: &Config) -> LeptosOptions {
         .build()
 }
 
+/// What every rendered page can take from context: the store and the
+/// server's auditor (the audit page's first paint and its no-JS form).
+pub fn provide_page_context(state: &AppState) {
+    provide_context(state.store.clone());
+    provide_context(crate::audit::server_auditor());
+}
+
 /// The whole site as one router.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
@@ -63,9 +70,7 @@ pub fn router(state: AppState) -> Router {
         .leptos_routes_with_context(
             &state,
             routes,
-            move || {
-                provide_context(context_state.store.clone());
-            },
+            move || provide_page_context(&context_state),
             move || app::shell(leptos_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))

@@ -1,16 +1,14 @@
 //! `fixedpoint push` against a real server started on port 0, on both
 //! databases, with loop directories from `tests/fixtures/loops/`.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::TestDb;
 use server::config::Config;
 use server::connector::{self, ConnectorError, PushOptions};
 use server::store::Store;
 use server::web::{self, AppState};
-use support::TestDb;
 use tokio::net::TcpListener;
 
 /// Starts the whole site on an ephemeral port and returns its base URL.

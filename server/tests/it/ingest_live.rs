@@ -1,8 +1,6 @@
 //! Live events: a stored round is heard by subscribers in the same process
 //! and, on PostgreSQL, by another instance on the same database.
 
-mod support;
-
 use std::time::Duration;
 
 use axum::body::Body;
@@ -71,7 +69,7 @@ both_backends! {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_round_sent_to_one_instance_is_heard_live_on_another() {
-    let db = support::postgres().await;
+    let db = crate::support::postgres().await;
     db.store.create_team("acme").await.unwrap();
     let token = db.store.create_loop_token("acme", "live").await.unwrap().secret;
     // Two instances: separate pools, separate live channels, one database.

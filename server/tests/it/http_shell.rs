@@ -1,14 +1,12 @@
 //! The site shell over HTTP: health, pages, 404, static files, on both
 //! backends, through the real router (no network needed).
 
-mod support;
-
+use crate::support::TestDb;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use server::config::Config;
 use server::web::{self, AppState};
-use support::TestDb;
 use tower::ServiceExt;
 
 fn app(db: &TestDb) -> axum::Router {

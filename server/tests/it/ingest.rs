@@ -1,8 +1,7 @@
 //! The ingest contract v1 over HTTP (PRODUCT.md section 2), on SQLite and
 //! PostgreSQL, through the real router.
 
-mod support;
-
+use crate::support::TestDb;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
@@ -11,7 +10,6 @@ use server::config::Config;
 use server::loops::{sweep_lost_runs, LoopSettings};
 use server::store::{now_millis, Store};
 use server::web::{self, AppState};
-use support::TestDb;
 use tower::ServiceExt;
 
 struct Harness {

@@ -1,8 +1,6 @@
 //! `POST /api/v1/audit` through the real router: the report, and every
 //! refusal with its status and the field it names.
 
-mod support;
-
 use std::net::SocketAddr;
 
 use axum::body::Body;
@@ -14,8 +12,8 @@ use server::config::Config;
 use server::web::{self, AppState};
 use tower::ServiceExt;
 
-async fn app(rate: u32) -> (axum::Router, support::TestDb) {
-    let db = support::sqlite().await;
+async fn app(rate: u32) -> (axum::Router, crate::support::TestDb) {
+    let db = crate::support::sqlite().await;
     let url = db.url.clone();
     let config = Config::from_lookup(|name| match name {
         "DATABASE_URL" => Some(url.clone()),

@@ -1,7 +1,5 @@
 //! The store's contract, checked on SQLite and PostgreSQL alike.
 
-mod support;
-
 use std::collections::HashSet;
 
 use server::store::{Backend, Store};

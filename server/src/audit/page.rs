@@ -1,0 +1,152 @@
+//! `POST /audit`: the audit page without JavaScript. The form posts the
+//! source here; the same page is rendered with the report computed by the
+//! same engine. The source is audited and dropped: never stored, never
+//! logged. With JavaScript the page never posts (it audits in the browser).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use app::pages::audit::{PostedAudit, ServerAuditor};
+use auditor::Language;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use leptos::prelude::provide_context;
+use serde::Deserialize;
+
+use super::AUDIT_MAX_BYTES;
+use crate::web::rate_limit::{client_ip, retry_after_seconds};
+use crate::web::AppState;
+
+/// The server's auditor as the page uses it: the opening example on first
+/// paint and posted forms. An unknown language name falls back to detection.
+pub fn server_auditor() -> ServerAuditor {
+    ServerAuditor(Arc::new(|source: &str, language: Option<&str>| {
+        auditor::audit(source, None, language.and_then(Language::from_name))
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+struct AuditForm {
+    source: Option<String>,
+    language: Option<String>,
+}
+
+pub async fn audit_form(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let posted = match read_form(&state, &parts, body).await {
+        Ok(posted) => posted,
+        Err((status, posted)) => return render(state, parts, posted, status).await,
+    };
+    render(state, parts, posted, StatusCode::OK).await
+}
+
+/// Reads and checks the form. An error still carries what can be shown
+/// again (the source, when it could be read) with the message.
+async fn read_form(
+    state: &AppState,
+    parts: &axum::http::request::Parts,
+    body: Body,
+) -> Result<PostedAudit, (StatusCode, PostedAudit)> {
+    let refused = |status, message: String, source: String, language: String| {
+        Err((status, PostedAudit { source, language, error: Some(message) }))
+    };
+    if let Err(wait) = state.audit_limiter.check(client_ip(&parts.extensions), Instant::now()) {
+        return refused(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Too many audits from your address: try again in {} seconds.", retry_after_seconds(wait)),
+            String::new(),
+            "auto".into(),
+        );
+    }
+    let is_form = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded"));
+    if !is_form {
+        return refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "The form must be sent as application/x-www-form-urlencoded.".into(),
+            String::new(),
+            "auto".into(),
+        );
+    }
+    // Percent-encoding can triple the size of a source; the limit that
+    // matters is on the decoded source, checked below.
+    let bytes = match axum::body::to_bytes(body, AUDIT_MAX_BYTES * 3).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return refused(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "source: larger than {} KiB; audit it on the command line instead",
+                    AUDIT_MAX_BYTES / 1024
+                ),
+                String::new(),
+                "auto".into(),
+            )
+        }
+    };
+    let form: AuditForm = match serde_urlencoded::from_bytes(&bytes) {
+        Ok(form) => form,
+        Err(error) => {
+            return refused(
+                StatusCode::BAD_REQUEST,
+                format!("The form could not be read: {error}."),
+                String::new(),
+                "auto".into(),
+            )
+        }
+    };
+    let language = form.language.unwrap_or_else(|| "auto".into());
+    let Some(source) = form.source else {
+        return refused(StatusCode::BAD_REQUEST, "source: missing".into(), String::new(), language);
+    };
+    if source.len() > AUDIT_MAX_BYTES {
+        return refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "source: larger than {} KiB; audit it on the command line instead",
+                AUDIT_MAX_BYTES / 1024
+            ),
+            String::new(),
+            language,
+        );
+    }
+    if language != "auto" && Language::from_name(&language).is_none() {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            format!("language: {language:?} is not one the auditor reads"),
+            source,
+            "auto".into(),
+        );
+    }
+    Ok(PostedAudit { source, language, error: None })
+}
+
+async fn render(
+    state: AppState,
+    parts: axum::http::request::Parts,
+    posted: PostedAudit,
+    status: StatusCode,
+) -> Response {
+    let options = state.leptos_options.clone();
+    let context_state = state.clone();
+    let handler = leptos_axum::render_app_to_stream_with_context(
+        move || {
+            crate::web::provide_page_context(&context_state);
+            provide_context(posted.clone());
+        },
+        move || app::shell(options.clone()),
+    );
+    // The page renders as for a GET of the same address.
+    let mut request = Request::from_parts(parts, Body::empty());
+    *request.method_mut() = Method::GET;
+    let mut response = handler(request).await.into_response();
+    if status != StatusCode::OK {
+        *response.status_mut() = status;
+    }
+    response
+}

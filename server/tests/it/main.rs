@@ -1,0 +1,15 @@
+//! The server's integration tests, linked as one test binary: one link step
+//! and one copy of the dependencies on disk instead of one per file.
+
+#[macro_use]
+mod support;
+
+mod audit_api;
+mod audit_cli;
+mod audit_page;
+mod connector;
+mod http_shell;
+mod ingest;
+mod ingest_cli;
+mod ingest_live;
+mod store_contract;
