@@ -68,5 +68,33 @@ fn evaluation_set(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_language, parse_only, evaluation_set);
+/// What the audit page does on a keystroke: re-audit a 2,000-line file after
+/// a one-character edit, fresh (the baseline) and through a `Session` that
+/// reparses only the edit. Both alternate between two texts so every
+/// iteration is a real edit.
+fn reaudit_after_edit(c: &mut Criterion) {
+    let source = generated(Language::Python);
+    let middle = source.len() / 2;
+    let edited = format!("{}x{}", &source[..middle], &source[middle..]);
+    let mut group = c.benchmark_group("reaudit_after_one_char_edit_2000_lines");
+    group.bench_function("fresh", |b| {
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            audit(if flip { &edited } else { &source }, None, Some(Language::Python))
+        })
+    });
+    group.bench_function("session", |b| {
+        let mut session = auditor::Session::new();
+        session.audit(&source, None, Some(Language::Python));
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            session.audit(if flip { &edited } else { &source }, None, Some(Language::Python))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, per_language, parse_only, reaudit_after_edit, evaluation_set);
 criterion_main!(benches);

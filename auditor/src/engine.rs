@@ -66,27 +66,56 @@ impl<'s> Lines<'s> {
 /// Audits one source whose language is known.
 pub(crate) fn audit_source(source: &str, path: Option<&str>, language: Language) -> FileReport {
     let mut parser = tree_sitter::Parser::new();
+    match parse(&mut parser, source, language, None) {
+        Ok(tree) => audit_tree(&tree, source, path, language),
+        Err(unparsed) => unparsed.report(path, language),
+    }
+}
+
+/// Why a source could not be parsed at all (rare: tree-sitter recovers from
+/// nearly everything), as the warning of the report given instead.
+pub(crate) struct Unparsed {
+    code: &'static str,
+    message: &'static str,
+}
+
+impl Unparsed {
+    pub(crate) fn report(&self, path: Option<&str>, language: Language) -> FileReport {
+        let lines = Lines::new("");
+        let warnings = vec![warning(self.code, self.message, None, &lines)];
+        finish(path, Some(language), Vec::new(), empty_exits(), warnings)
+    }
+}
+
+/// Parses `source`, reusing `old` (already edited to match) when given.
+pub(crate) fn parse(
+    parser: &mut tree_sitter::Parser,
+    source: &str,
+    language: Language,
+    old: Option<&tree_sitter::Tree>,
+) -> Result<tree_sitter::Tree, Unparsed> {
+    if parser.set_language(&language.grammar()).is_err() {
+        return Err(Unparsed {
+            code: "grammar-unavailable",
+            message: "the grammar for this language could not be loaded",
+        });
+    }
+    parser.parse(source, old).ok_or(Unparsed {
+        code: "parse-failed",
+        message: "the parser gave up on this file; nothing was audited",
+    })
+}
+
+/// Audits a parsed source: facts, rules, warnings, the report.
+pub(crate) fn audit_tree(
+    tree: &tree_sitter::Tree,
+    source: &str,
+    path: Option<&str>,
+    language: Language,
+) -> FileReport {
     let mut warnings = Vec::new();
     let lines = Lines::new(source);
-    if parser.set_language(&language.grammar()).is_err() {
-        warnings.push(warning(
-            "grammar-unavailable",
-            "the grammar for this language could not be loaded",
-            None,
-            &lines,
-        ));
-        return finish(path, Some(language), Vec::new(), empty_exits(), warnings);
-    }
-    let Some(tree) = parser.parse(source, None) else {
-        warnings.push(warning(
-            "parse-failed",
-            "the parser gave up on this file; nothing was audited",
-            None,
-            &lines,
-        ));
-        return finish(path, Some(language), Vec::new(), empty_exits(), warnings);
-    };
-    let mut facts = facts::collect(&tree, source, language.family());
+    let mut facts = facts::collect(tree, source, language.family());
     add_function_loops(&mut facts);
     let frameworks = detect_frameworks(&mut facts, &lines, &mut warnings);
     let mut found: BTreeMap<ExitId, Vec<Range<usize>>> = BTreeMap::new();

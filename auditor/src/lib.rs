@@ -27,12 +27,16 @@ mod report;
 #[cfg(feature = "engine")]
 mod rules;
 #[cfg(feature = "engine")]
+mod session;
+#[cfg(feature = "engine")]
 mod words;
 
 pub use explain::explain_verdict;
 pub use language::{detect_language, Language};
 pub use render::{render_markdown, render_sarif, render_text};
 pub use report::{Evidence, ExitReport, FileReport, LoopReport, Report, Warning};
+#[cfg(feature = "engine")]
+pub use session::Session;
 
 /// Why [`audit_with`] refused a source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,8 +6,16 @@
 //! the JSON of PRODUCT.md section 1. Nothing here does IO; everything is a
 //! call into the `auditor` crate, which never fails on input.
 
-use auditor::{FileReport, Language, Report};
+use std::cell::RefCell;
+
+use auditor::{FileReport, Language, Report, Session};
 use wasm_bindgen::prelude::wasm_bindgen;
+
+thread_local! {
+    /// The worker audits one pane's text over and over as it is edited: the
+    /// session reparses only what changed since the last audit.
+    static SESSION: RefCell<Session> = RefCell::new(Session::new());
+}
 
 /// Audits one source and returns its file report as JSON.
 ///
@@ -15,7 +23,10 @@ use wasm_bindgen::prelude::wasm_bindgen;
 /// `path` (a file name, possibly empty) and the content.
 #[wasm_bindgen]
 pub fn audit(source: &str, language: &str, path: &str) -> String {
-    to_json(&file_report(source, language, path))
+    let path = (!path.is_empty()).then_some(path);
+    let report =
+        SESSION.with(|session| session.borrow_mut().audit(source, path, Language::from_name(language)));
+    to_json(&report)
 }
 
 /// The same audit rendered for export: `markdown`, `sarif` or `json` (the
