@@ -55,8 +55,20 @@ ensure_node_modules() {
   export PATH="$ROOT/end2end/node_modules/.bin:$PATH"
 }
 
+# A real SMTP server for the browser tests: Python's aiosmtpd, in a venv of
+# its own (end2end/.venv) so nothing touches the system's Python.
+ensure_smtp_sink() {
+  local venv="$ROOT/end2end/.venv"
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd' 2>/dev/null; then
+    log "installing aiosmtpd (the SMTP sink of the browser tests) into end2end/.venv"
+    python3 -m venv "$venv" || { apt_install python3-venv && python3 -m venv "$venv"; }
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
+  fi
+}
+
 ensure_test_prereqs() {
   ensure_build_prereqs
+  ensure_smtp_sink
   apt_install chromium fonts-dejavu-core
   rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
   rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt

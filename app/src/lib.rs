@@ -6,6 +6,7 @@
 //! that makes the same pages interactive. Nothing in here talks to a database
 //! directly; server-only code reaches this crate through context.
 
+pub mod auth;
 pub mod components;
 pub mod pages;
 
@@ -17,7 +18,13 @@ use leptos_router::{
 };
 
 use crate::components::site_header::SiteHeader;
-use crate::pages::{audit::AuditPage, home::HomePage, not_found::NotFound};
+use crate::pages::{
+    account::AccountPage,
+    audit::AuditPage,
+    home::HomePage,
+    not_found::NotFound,
+    signin::{SigninPage, VerifyPage},
+};
 
 /// The name of the WebAssembly bundle and stylesheet under `/pkg`.
 pub const OUTPUT_NAME: &str = "fixedpoint";
@@ -44,6 +51,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    auth::provide_viewer();
 
     view! {
         <Stylesheet id="site-css" href="/pkg/fixedpoint.css"/>
@@ -56,6 +64,9 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view=HomePage/>
                     <Route path=StaticSegment("audit") view=AuditPage/>
+                    <Route path=StaticSegment("signin") view=SigninPage/>
+                    <Route path=(StaticSegment("signin"), StaticSegment("verify")) view=VerifyPage/>
+                    <Route path=StaticSegment("account") view=AccountPage/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 
-function freePort() {
+export function freePort() {
   return new Promise((resolvePort, reject) => {
     const probe = createServer();
     probe.unref();

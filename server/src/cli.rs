@@ -40,6 +40,17 @@ pub enum Command {
     Token(TokenCommand),
     /// Send a file-based loop's iterations to a server as rounds.
     Push(PushArgs),
+    /// Print a one-time sign-in URL for EMAIL (a support tool), alone on the last line.
+    LoginLink { email: String },
+    /// Operators: `admin grant EMAIL` makes EMAIL an operator (creating the account).
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Make EMAIL an operator of the site.
+    Grant { email: String },
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -57,6 +68,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Team(command) => team(command).await,
         Command::Token(command) => token(command).await,
         Command::Push(args) => push(args).await,
+        Command::LoginLink { email } => login_link(&email).await,
+        Command::Admin(AdminCommand::Grant { email }) => {
+            let email = crate::accounts::normalize_email(&email)?;
+            let store = command_store().await?;
+            let account = store.grant_operator(&email).await?;
+            store.close().await;
+            say(&format!("{} is an operator", account.email))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -103,6 +123,13 @@ async fn serve() -> anyhow::Result<()> {
 pub enum TeamCommand {
     /// Create a team: SLUG is 2 to 40 lowercase letters, digits and single dashes.
     Create { slug: String },
+    /// Add EMAIL to the team SLUG (creating the account); `--admin` lets them manage it.
+    AddMember {
+        slug: String,
+        email: String,
+        #[arg(long)]
+        admin: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,7 +186,34 @@ async fn team(command: TeamCommand) -> anyhow::Result<ExitCode> {
             say(&format!("created team {}", team.slug))?;
             Ok(ExitCode::SUCCESS)
         }
+        TeamCommand::AddMember { slug, email, admin } => {
+            let email = crate::accounts::normalize_email(&email)?;
+            let role =
+                if admin { crate::accounts::TeamRole::Admin } else { crate::accounts::TeamRole::Member };
+            let store = command_store().await?;
+            let added = store.add_team_member(&slug, &email, role).await;
+            store.close().await;
+            if added? {
+                say(&format!("added {email} to team {slug}"))?;
+            } else {
+                say(&format!("{email} is already a member of team {slug}"))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// `login-link EMAIL`: a sign-in URL under `PUBLIC_URL`, alone on the last line.
+async fn login_link(email: &str) -> anyhow::Result<ExitCode> {
+    let email = crate::accounts::normalize_email(email)?;
+    // The same base URL `serve` would use: PUBLIC_URL, else the listen address.
+    let public_url = Config::from_env()?.public_url;
+    let store = command_store().await?;
+    let secret = store.create_signin_token(&email).await;
+    store.close().await;
+    say(&format!("a sign-in link for {email}; it works once, for 15 minutes:"))?;
+    say(&format!("{public_url}/signin/verify?token={}", secret?))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn token(command: TokenCommand) -> anyhow::Result<ExitCode> {

@@ -35,6 +35,12 @@ pub struct Config {
     /// Requests a minute one client address may make to `POST /api/v1/audit`
     /// (`FIXEDPOINT_AUDIT_RATE_PER_MINUTE`, default 60).
     pub audit_rate_per_minute: u32,
+    /// `SMTP_URL` (`smtp://host:port`): where mail goes. Without it every
+    /// message stays in the outbox table and the log, for the operator.
+    pub smtp_url: Option<String>,
+    /// Sign-in link requests a minute one client address may make
+    /// (`FIXEDPOINT_SIGNIN_RATE_PER_MINUTE`, default 20).
+    pub signin_rate_per_minute: u32,
 }
 
 #[derive(Debug, Error, PartialEq)]
@@ -45,6 +51,8 @@ pub enum ConfigError {
     BadDatabaseUrl { scheme: String },
     #[error("FIXEDPOINT_INGEST_MAX_BYTES={value:?} is not a positive number of bytes")]
     BadIngestMaxBytes { value: String },
+    #[error("SMTP_URL={value:?} must be smtp://[USER:PASSWORD@]HOST[:PORT] (a local relay; TLS to the relay is not built in yet)")]
+    BadSmtpUrl { value: String },
     #[error("{name}={value:?} is not a positive whole number")]
     BadNumber { name: &'static str, value: String },
 }
@@ -85,7 +93,31 @@ impl Config {
                 _ => return Err(ConfigError::BadNumber { name: "FIXEDPOINT_AUDIT_RATE_PER_MINUTE", value }),
             },
         };
-        Ok(Config { addr, database_url, public_url, site_root, ingest_max_bytes, audit_rate_per_minute })
+        let smtp_url = non_empty("SMTP_URL").map(|url| url.trim().to_string());
+        if let Some(url) = &smtp_url {
+            if !url.starts_with("smtp://") {
+                return Err(ConfigError::BadSmtpUrl { value: url.clone() });
+            }
+        }
+        let signin_rate_per_minute = match non_empty("FIXEDPOINT_SIGNIN_RATE_PER_MINUTE") {
+            None => 20,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", value })?,
+        };
+        Ok(Config {
+            addr,
+            database_url,
+            public_url,
+            site_root,
+            ingest_max_bytes,
+            audit_rate_per_minute,
+            smtp_url,
+            signin_rate_per_minute,
+        })
     }
 }
 

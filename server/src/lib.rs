@@ -10,6 +10,7 @@ pub mod connector;
 pub mod convergence;
 pub mod live;
 pub mod loops;
+pub mod mail;
 pub mod store;
 pub mod telemetry;
 pub mod web;

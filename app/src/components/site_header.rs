@@ -1,6 +1,8 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 
+use crate::auth::use_viewer;
+
 /// The site-wide header: the name and the five places a visitor goes.
 #[component]
 pub fn SiteHeader() -> impl IntoView {
@@ -17,7 +19,10 @@ pub fn SiteHeader() -> impl IntoView {
                     <li><A href="/loops">"Loops"</A></li>
                     <li><A href="/issues">"Archive"</A></li>
                     <li><A href="/pricing">"Pricing"</A></li>
-                    <li><A href="/signin" attr:class="signin">"Sign in"</A></li>
+                    {match use_viewer() {
+                        Some(_) => view! { <li><A href="/account" attr:class="signin">"Account"</A></li> }.into_any(),
+                        None => view! { <li><A href="/signin" attr:class="signin">"Sign in"</A></li> }.into_any(),
+                    }}
                 </ul>
             </nav>
         </header>

@@ -1,6 +1,6 @@
-//! Accounts, so far only as much as connected loops need: teams and the
-//! loop tokens a team's loops report with. Sign-in, members and roles come
-//! with the rest of issue 5.
+//! Accounts: people (sign-in links, sessions, operators), teams with their
+//! members, and the loop tokens a team's loops report with. The web side of
+//! sign-in lives in `web.rs`.
 //!
 //! # Invariants
 //!
@@ -12,13 +12,19 @@
 //! - A token belongs to exactly one team, and everything a token reaches is
 //!   looked up within that team.
 
+mod people;
 mod teams;
 mod tokens;
+pub mod web;
 
 use thiserror::Error;
 
 use crate::store::StoreError;
 
+pub use people::{
+    normalize_email, Account, Membership, TeamRole, SESSION_PREFIX, SESSION_TTL_MS, SIGNIN_PREFIX,
+    SIGNIN_TTL_MS,
+};
 pub use teams::{valid_team_slug, Team};
 pub use tokens::{hash_loop_token, LoopToken, NewLoopToken, TokenIdentity, LOOP_TOKEN_PREFIX};
 
@@ -35,6 +41,8 @@ pub enum AccountsError {
     TeamExists { slug: String },
     #[error("no team has the slug {slug:?}")]
     NoSuchTeam { slug: String },
+    #[error("email {email:?} is not a valid address")]
+    BadEmail { email: String },
     #[error("token name {name:?} is not valid: use 1 to 64 printable characters")]
     BadTokenName { name: String },
     #[error(transparent)]

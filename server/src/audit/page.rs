@@ -10,14 +10,14 @@ use app::pages::audit::{PostedAudit, ServerAuditor};
 use auditor::Language;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, Method, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, StatusCode};
+use axum::response::Response;
 use leptos::prelude::provide_context;
 use serde::Deserialize;
 
 use super::AUDIT_MAX_BYTES;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
-use crate::web::AppState;
+use crate::web::{render_page, AppState};
 
 /// The server's auditor as the page uses it: the opening example on first
 /// paint and posted forms. An unknown language name falls back to detection.
@@ -132,21 +132,5 @@ async fn render(
     posted: PostedAudit,
     status: StatusCode,
 ) -> Response {
-    let options = state.leptos_options.clone();
-    let context_state = state.clone();
-    let handler = leptos_axum::render_app_to_stream_with_context(
-        move || {
-            crate::web::provide_page_context(&context_state);
-            provide_context(posted.clone());
-        },
-        move || app::shell(options.clone()),
-    );
-    // The page renders as for a GET of the same address.
-    let mut request = Request::from_parts(parts, Body::empty());
-    *request.method_mut() = Method::GET;
-    let mut response = handler(request).await.into_response();
-    if status != StatusCode::OK {
-        *response.status_mut() = status;
-    }
-    response
+    render_page(&state, parts, status, move || provide_context(posted.clone())).await
 }

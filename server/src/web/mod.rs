@@ -7,7 +7,10 @@ pub mod rate_limit;
 
 use std::sync::Arc;
 
-use axum::extract::FromRef;
+use axum::body::Body;
+use axum::extract::{FromRef, Request};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -16,6 +19,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::live::LiveEvents;
+use crate::mail::Mailer;
 use crate::store::Store;
 use crate::web::rate_limit::RateLimiter;
 
@@ -29,13 +33,34 @@ pub struct AppState {
     pub live: LiveEvents,
     /// The per-client limit of the public audit API.
     pub audit_limiter: Arc<RateLimiter>,
+    /// Sign-in link requests: per client address, and per email address.
+    #[from_ref(skip)]
+    pub signin_limiter: Arc<RateLimiter>,
+    #[from_ref(skip)]
+    pub signin_email_limiter: Arc<RateLimiter<String>>,
+    #[from_ref(skip)]
+    pub mailer: Mailer,
 }
 
 impl AppState {
     pub fn new(config: Config, store: Store) -> AppState {
         let leptos_options = leptos_options(&config);
         let audit_limiter = Arc::new(RateLimiter::per_minute(config.audit_rate_per_minute));
-        AppState { leptos_options, store, config: Arc::new(config), live: LiveEvents::new(), audit_limiter }
+        let signin_limiter = Arc::new(RateLimiter::per_minute(config.signin_rate_per_minute));
+        // Five links per address in a quarter of an hour: enough for typos
+        // and slow mail, too few to flood someone's inbox.
+        let signin_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
+        let mailer = Mailer::new(config.smtp_url.as_deref());
+        AppState {
+            leptos_options,
+            store,
+            config: Arc::new(config),
+            live: LiveEvents::new(),
+            audit_limiter,
+            signin_limiter,
+            signin_email_limiter,
+            mailer,
+        }
     }
 }
 
@@ -57,6 +82,34 @@ pub fn provide_page_context(state: &AppState) {
     provide_context(crate::audit::server_auditor());
 }
 
+/// Renders the page at the request's address as for a GET, with extra
+/// context (a form's error, a posted source) and the given status: how form
+/// posts answer without JavaScript.
+pub async fn render_page(
+    state: &AppState,
+    parts: axum::http::request::Parts,
+    status: StatusCode,
+    extra: impl Fn() + Clone + Send + Sync + 'static,
+) -> Response {
+    let options = state.leptos_options.clone();
+    let context_state = state.clone();
+    let handler = leptos_axum::render_app_to_stream_with_context(
+        move || {
+            provide_context(context_state.clone());
+            provide_page_context(&context_state);
+            extra();
+        },
+        move || app::shell(options.clone()),
+    );
+    let mut request = Request::from_parts(parts, Body::empty());
+    *request.method_mut() = Method::GET;
+    let mut response = handler(request).await.into_response();
+    if status != StatusCode::OK {
+        *response.status_mut() = status;
+    }
+    response
+}
+
 /// The whole site as one router.
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(app::App);
@@ -67,6 +120,7 @@ pub fn router(state: AppState) -> Router {
         .merge(health::router())
         .merge(crate::loops::router())
         .merge(crate::audit::router())
+        .merge(crate::accounts::web::router())
         .leptos_routes_with_context(
             &state,
             routes,
@@ -74,6 +128,8 @@ pub fn router(state: AppState) -> Router {
             move || app::shell(leptos_options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -3,6 +3,7 @@
 //! protects this process's CPU, which is what the buckets measure.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -14,11 +15,13 @@ use axum::http::Extensions;
 /// cannot grow the map without bound.
 const MAX_TRACKED: usize = 50_000;
 
+/// Buckets per key: a client address by default, or anything else a limit
+/// is counted by (the email address a sign-in link is requested for).
 #[derive(Debug)]
-pub struct RateLimiter {
+pub struct RateLimiter<K = IpAddr> {
     capacity: f64,
     per_second: f64,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    buckets: Mutex<HashMap<K, Bucket>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -27,20 +30,26 @@ struct Bucket {
     at: Instant,
 }
 
-impl RateLimiter {
-    /// Allows `per_minute` requests a minute per client, in bursts of up to
+impl<K: Hash + Eq> RateLimiter<K> {
+    /// Allows `per_minute` requests a minute per key, in bursts of up to
     /// `per_minute` (a full bucket).
-    pub fn per_minute(per_minute: u32) -> RateLimiter {
-        let per_minute = f64::from(per_minute.max(1));
+    pub fn per_minute(per_minute: u32) -> RateLimiter<K> {
+        RateLimiter::new(per_minute, Duration::from_secs(60))
+    }
+
+    /// Allows `count` requests per `period` per key, in bursts of up to
+    /// `count`.
+    pub fn new(count: u32, period: Duration) -> RateLimiter<K> {
+        let count = f64::from(count.max(1));
         RateLimiter {
-            capacity: per_minute,
-            per_second: per_minute / 60.0,
+            capacity: count,
+            per_second: count / period.as_secs_f64().max(0.001),
             buckets: Mutex::new(HashMap::new()),
         }
     }
 
     /// Takes one token for `client`, or says how long until one is free.
-    pub fn check(&self, client: IpAddr, now: Instant) -> Result<(), Duration> {
+    pub fn check(&self, client: K, now: Instant) -> Result<(), Duration> {
         let mut buckets = self.buckets.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if buckets.len() >= MAX_TRACKED && !buckets.contains_key(&client) {
             let capacity = self.capacity;
@@ -92,7 +101,7 @@ mod tests {
 
     #[test]
     fn a_full_bucket_allows_a_burst_then_refuses_with_the_wait() {
-        let limiter = RateLimiter::per_minute(3);
+        let limiter: RateLimiter = RateLimiter::per_minute(3);
         let client: IpAddr = "10.1.2.3".parse().unwrap();
         let start = Instant::now();
         for _ in 0..3 {
@@ -110,7 +119,7 @@ mod tests {
 
     #[test]
     fn a_flood_of_addresses_never_grows_the_map_past_its_bound() {
-        let limiter = RateLimiter::per_minute(10);
+        let limiter: RateLimiter = RateLimiter::per_minute(10);
         let now = Instant::now();
         for index in 0..(MAX_TRACKED as u32 + 10) {
             let client = IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + index));

@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 
+mod accounts;
 mod audit_api;
 mod audit_cli;
 mod audit_page;

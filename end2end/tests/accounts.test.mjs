@@ -1,0 +1,90 @@
+// Sign-in as a reader does it: ask for a link, receive it through a real SMTP
+// server, open it, confirm, see the account, sign out.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { launchBrowser, watchErrors, waitForHydration } from "../support/browser.mjs";
+import { startServer } from "../support/server.mjs";
+import { startSmtpSink } from "../support/smtp.mjs";
+
+const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+describe("accounts", () => {
+  let smtp;
+  let server;
+  let browser;
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    smtp = await startSmtpSink();
+    server = await startServer({ env: { SMTP_URL: smtp.url } });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await smtp?.stop();
+  });
+
+  test("sign in from the mailed link, see the account, sign out", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${server.base}/`);
+    await waitForHydration(page);
+    await page.getByRole("link", { name: "Sign in", exact: true }).click();
+    await page.waitForURL(`${server.base}/signin`);
+    await page.getByLabel("Email address").fill("reader@example.com");
+    await page.getByRole("button", { name: "Mail me a sign-in link" }).click();
+    await page.getByTestId("signin-sent").waitFor();
+
+    const mail = await smtp.nextMail("reader@example.com");
+    assert.equal(mail.subject, "Your Fixed Point sign-in link");
+    const link = /https?:\/\/\S+\/signin\/verify\?token=fps_[0-9a-f]{64}/.exec(mail.body)?.[0];
+    assert.ok(link, `a link in the mail:\n${mail.body}`);
+    assert.ok(link.startsWith(server.base), "the link points at this site (PUBLIC_URL)");
+
+    // Opening the link shows a button; only pressing it signs in.
+    await page.goto(link);
+    assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1, "not signed in yet");
+    await page.screenshot({ path: join(SHOTS, "signin-confirm.png") });
+    await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
+    assert.equal(await page.getByTestId("account-email").innerText(), "reader@example.com");
+    assert.equal(await page.getByRole("link", { name: "Account", exact: true }).count(), 1);
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === "fp_session");
+    assert.ok(session?.httpOnly && session.sameSite === "Lax", JSON.stringify(session));
+    assert.equal(await page.evaluate(() => document.cookie.includes("fp_session")), false, "scripts cannot read it");
+    await page.screenshot({ path: join(SHOTS, "account.png"), fullPage: true });
+
+    // The link is spent.
+    await page.goto(link);
+    await page.getByTestId("verify-submit").click();
+    await page.getByTestId("verify-error").waitFor();
+
+    await page.goto(`${server.base}/account`);
+    await Promise.all([page.waitForURL(`${server.base}/`), page.getByTestId("signout").click()]);
+    assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1);
+    const account = await page.goto(`${server.base}/account`);
+    assert.equal(account.status(), 401);
+    // The spent link's page (400) and the signed-out account (401) are
+    // expected refusals; anything else is a fault.
+    assert.deepEqual(errors.filter((e) => !/HTTP (400|401)|status of (400|401)/.test(e)), []);
+    await page.close();
+  });
+
+  test("the sign-in pages have no serious accessibility violation", async () => {
+    const page = await browser.newPage();
+    for (const path of ["/signin", "/signin/verify?token=fps_x"]) {
+      await page.goto(`${server.base}${path}`);
+      await page.addScriptTag({ content: AXE });
+      const result = await page.evaluate(async () => await window.axe.run(document));
+      const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+      assert.deepEqual(bad, [], path);
+    }
+    await page.close();
+  });
+});

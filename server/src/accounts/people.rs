@@ -1,0 +1,285 @@
+//! People: accounts, the one-time sign-in links mailed to them, their
+//! sessions and their membership of teams.
+//!
+//! A sign-in link carries 256 random bits; only their SHA-256 is stored. A
+//! link works once (redeeming it is a single conditional UPDATE, so two
+//! racing redeemers cannot both win) and for [`SIGNIN_TTL_MS`]. Redeeming
+//! creates the account on first sign-in and a new session, whose token is
+//! likewise stored only as a hash and expires after [`SESSION_TTL_MS`].
+
+use serde::Serialize;
+
+use super::{hash_loop_token as sha256_hex, AccountsError, Team};
+use crate::store::{now_millis, Store};
+
+/// How long a mailed sign-in link works: 15 minutes.
+pub const SIGNIN_TTL_MS: i64 = 15 * 60 * 1000;
+/// How long a session lasts: 30 days.
+pub const SESSION_TTL_MS: i64 = 30 * 24 * 60 * 60 * 1000;
+
+/// Sign-in tokens start with this; session tokens with [`SESSION_PREFIX`].
+pub const SIGNIN_PREFIX: &str = "fps_";
+pub const SESSION_PREFIX: &str = "fpc_";
+
+/// Someone who has signed in at least once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Account {
+    pub id: i64,
+    pub email: String,
+    pub is_operator: bool,
+    pub created_at: i64,
+}
+
+/// A team as one of its members sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Membership {
+    pub team: Team,
+    pub role: TeamRole,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeamRole {
+    /// Manages members and tokens.
+    Admin,
+    Member,
+}
+
+impl TeamRole {
+    fn as_str(self) -> &'static str {
+        match self {
+            TeamRole::Admin => "admin",
+            TeamRole::Member => "member",
+        }
+    }
+
+    fn parse(text: &str) -> TeamRole {
+        if text == "admin" {
+            TeamRole::Admin
+        } else {
+            TeamRole::Member
+        }
+    }
+}
+
+/// An email address as accounts are keyed: trimmed and lowercased, checked
+/// for the shape `local@domain.tld` without spaces or control characters.
+pub fn normalize_email(raw: &str) -> Result<String, AccountsError> {
+    let email = raw.trim().to_lowercase();
+    let bad = || AccountsError::BadEmail { email: raw.chars().take(100).collect() };
+    if email.len() > 254 || email.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad());
+    }
+    let (local, domain) = email.split_once('@').ok_or_else(bad)?;
+    let domain_ok = domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains("..")
+        && !domain.contains('@');
+    if local.is_empty() || local.len() > 64 || !domain_ok {
+        return Err(bad());
+    }
+    Ok(email)
+}
+
+fn new_secret(prefix: &str) -> String {
+    let bytes: [u8; 32] = rand::random();
+    format!("{prefix}{}", hex::encode(bytes))
+}
+
+type AccountRow = (i64, String, i64, i64);
+
+fn account(row: AccountRow) -> Account {
+    let (id, email, is_operator, created_at) = row;
+    Account { id, email, is_operator: is_operator != 0, created_at }
+}
+
+impl Store {
+    /// Issues a sign-in link token for `email` (normalised); returns the
+    /// secret to mail. Nothing tells whether an account exists.
+    pub async fn create_signin_token(&self, email: &str) -> Result<String, AccountsError> {
+        let email = normalize_email(email)?;
+        let secret = new_secret(SIGNIN_PREFIX);
+        let now = now_millis();
+        sqlx::query(
+            "INSERT INTO signin_tokens (token_hash, email, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(sha256_hex(&secret))
+        .bind(&email)
+        .bind(now)
+        .bind(now + SIGNIN_TTL_MS)
+        .execute(self.pool())
+        .await?;
+        Ok(secret)
+    }
+
+    /// Redeems a sign-in token: marks it used, creates the account on first
+    /// sign-in and a session. `None` for an unknown, used, expired or
+    /// altered token. Returns the account and the session's secret.
+    pub async fn redeem_signin_token(
+        &self,
+        secret: &str,
+    ) -> Result<Option<(Account, String)>, AccountsError> {
+        if !secret.starts_with(SIGNIN_PREFIX) || secret.len() != SIGNIN_PREFIX.len() + 64 {
+            return Ok(None);
+        }
+        let now = now_millis();
+        let mut tx = self.pool().begin().await?;
+        let email: Option<String> = sqlx::query_scalar(
+            "UPDATE signin_tokens SET used_at = $1 \
+             WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING email",
+        )
+        .bind(now)
+        .bind(sha256_hex(secret))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(email) = email else {
+            return Ok(None);
+        };
+        sqlx::query(
+            "INSERT INTO accounts (email, created_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING",
+        )
+        .bind(&email)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let row: AccountRow =
+            sqlx::query_as("SELECT id, email, is_operator, created_at FROM accounts WHERE email = $1")
+                .bind(&email)
+                .fetch_one(&mut *tx)
+                .await?;
+        let session = new_secret(SESSION_PREFIX);
+        sqlx::query(
+            "INSERT INTO sessions (token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(sha256_hex(&session))
+        .bind(row.0)
+        .bind(now)
+        .bind(now + SESSION_TTL_MS)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some((account(row), session)))
+    }
+
+    /// The account a live session token belongs to.
+    pub async fn session_account(&self, secret: &str) -> Result<Option<Account>, AccountsError> {
+        if !secret.starts_with(SESSION_PREFIX) {
+            return Ok(None);
+        }
+        let row: Option<AccountRow> = sqlx::query_as(
+            "SELECT a.id, a.email, a.is_operator, a.created_at FROM sessions s \
+             JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = $1 AND s.expires_at > $2",
+        )
+        .bind(sha256_hex(secret))
+        .bind(now_millis())
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.map(account))
+    }
+
+    /// Ends a session (signing out). Unknown tokens change nothing.
+    pub async fn end_session(&self, secret: &str) -> Result<(), AccountsError> {
+        sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+            .bind(sha256_hex(secret))
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The account of `email`, creating it if needed (operator commands).
+    pub async fn ensure_account(&self, email: &str) -> Result<Account, AccountsError> {
+        let email = normalize_email(email)?;
+        sqlx::query(
+            "INSERT INTO accounts (email, created_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING",
+        )
+        .bind(&email)
+        .bind(now_millis())
+        .execute(self.pool())
+        .await?;
+        let row: AccountRow =
+            sqlx::query_as("SELECT id, email, is_operator, created_at FROM accounts WHERE email = $1")
+                .bind(&email)
+                .fetch_one(self.pool())
+                .await?;
+        Ok(account(row))
+    }
+
+    /// Makes `email` an operator (creating the account if needed).
+    pub async fn grant_operator(&self, email: &str) -> Result<Account, AccountsError> {
+        let account = self.ensure_account(email).await?;
+        sqlx::query("UPDATE accounts SET is_operator = 1 WHERE id = $1")
+            .bind(account.id)
+            .execute(self.pool())
+            .await?;
+        Ok(Account { is_operator: true, ..account })
+    }
+
+    /// Adds `email` to the team `slug` (creating the account if needed);
+    /// answers whether it was new. An existing member keeps their role.
+    pub async fn add_team_member(
+        &self,
+        slug: &str,
+        email: &str,
+        role: TeamRole,
+    ) -> Result<bool, AccountsError> {
+        let team = self
+            .team_by_slug(slug)
+            .await?
+            .ok_or_else(|| AccountsError::NoSuchTeam { slug: slug.to_string() })?;
+        let account = self.ensure_account(email).await?;
+        let added: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO team_members (team_id, account_id, role, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (team_id, account_id) DO NOTHING RETURNING team_id",
+        )
+        .bind(team.id)
+        .bind(account.id)
+        .bind(role.as_str())
+        .bind(now_millis())
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(added.is_some())
+    }
+
+    /// The teams `account_id` belongs to, by slug.
+    pub async fn memberships(&self, account_id: i64) -> Result<Vec<Membership>, AccountsError> {
+        let rows: Vec<(i64, String, i64, String)> = sqlx::query_as(
+            "SELECT t.id, t.slug, t.created_at, m.role FROM team_members m JOIN teams t ON t.id = m.team_id \
+             WHERE m.account_id = $1 ORDER BY t.slug",
+        )
+        .bind(account_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, slug, created_at, role)| Membership {
+                team: Team { id, slug, created_at },
+                role: TeamRole::parse(&role),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_normalised_or_refused() {
+        assert_eq!(normalize_email("  Ada@Example.COM ").unwrap(), "ada@example.com");
+        for bad in [
+            "",
+            "ada",
+            "ada@",
+            "@example.com",
+            "ada@example",
+            "a da@example.com",
+            "ada@.com",
+            "ada@x..com",
+            "a@b@c.com",
+        ] {
+            assert!(normalize_email(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(normalize_email(&format!("{}@example.com", "a".repeat(65))).is_err());
+    }
+}

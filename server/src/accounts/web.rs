@@ -1,0 +1,277 @@
+//! Sign-in over HTTP: `POST /signin` mails a link, `POST /signin/verify`
+//! redeems it into a session cookie, `POST /signout` ends the session. Two
+//! layers wrap the whole site: [`resolve_viewer`] turns the session cookie
+//! into an [`app::auth::Viewer`] for the pages, and [`same_origin`] refuses
+//! cross-site form posts.
+
+use std::time::Instant;
+
+use app::auth::{SigninNotice, Viewer, ViewerTeam};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::post;
+use axum::Router;
+use leptos::prelude::provide_context;
+use serde::Deserialize;
+
+use super::{normalize_email, SESSION_TTL_MS};
+use crate::web::rate_limit::{client_ip, retry_after_seconds};
+use crate::web::{render_page, AppState};
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "fp_session";
+/// The largest sign-in form read: an address and a token fit many times.
+const FORM_MAX_BYTES: usize = 4 * 1024;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/signin", post(request_link))
+        .route("/signin/verify", post(verify))
+        .route("/signout", post(sign_out))
+}
+
+#[derive(Debug, Deserialize)]
+struct EmailForm {
+    email: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenForm {
+    token: Option<String>,
+}
+
+async fn read_form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (StatusCode, String)> {
+    let bytes = axum::body::to_bytes(body, FORM_MAX_BYTES).await.map_err(|_| {
+        (StatusCode::PAYLOAD_TOO_LARGE, "The form is larger than a sign-in form can be.".to_string())
+    })?;
+    serde_urlencoded::from_bytes(&bytes)
+        .map_err(|error| (StatusCode::BAD_REQUEST, format!("The form could not be read: {error}.")))
+}
+
+async fn request_link(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let notice = |email: String, error: String| SigninNotice { email, error: Some(error) };
+    let refuse = |status: StatusCode, notice: SigninNotice, retry: Option<u64>| {
+        let state = state.clone();
+        let parts = parts.clone();
+        async move {
+            let mut response =
+                render_page(&state, parts, status, move || provide_context(notice.clone())).await;
+            if let Some(seconds) = retry {
+                if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                    response.headers_mut().insert(header::RETRY_AFTER, value);
+                }
+            }
+            response
+        }
+    };
+    if let Err(wait) = state.signin_limiter.check(client_ip(&parts.extensions), Instant::now()) {
+        let message = "Too many sign-in requests from your address: wait a minute and try again.".to_string();
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            notice(String::new(), message),
+            Some(retry_after_seconds(wait)),
+        )
+        .await;
+    }
+    let form: EmailForm = match read_form(body).await {
+        Ok(form) => form,
+        Err((status, message)) => return refuse(status, notice(String::new(), message), None).await,
+    };
+    let typed = form.email.unwrap_or_default();
+    let email = match normalize_email(&typed) {
+        Ok(email) => email,
+        Err(_) => {
+            let message = "email: enter an address such as ada@example.com".to_string();
+            return refuse(StatusCode::BAD_REQUEST, notice(typed.chars().take(254).collect(), message), None)
+                .await;
+        }
+    };
+    if let Err(wait) = state.signin_email_limiter.check(email.clone(), Instant::now()) {
+        let message =
+            "Several links were sent to this address just now: use the latest, or wait and try again."
+                .to_string();
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            notice(email, message),
+            Some(retry_after_seconds(wait)),
+        )
+        .await;
+    }
+    match state.store.create_signin_token(&email).await {
+        Ok(secret) => {
+            let link = format!("{}/signin/verify?token={secret}", state.config.public_url);
+            let body = format!(
+                "Someone (hopefully you) asked to sign in to Fixed Point with this address.\n\n\
+                 Open this link to sign in; it works once, for 15 minutes:\n{link}\n\n\
+                 If it was not you, ignore this message: nothing happens without the link.\n"
+            );
+            if let Err(error) =
+                state.mailer.send(&state.store, &email, "Your Fixed Point sign-in link", &body).await
+            {
+                tracing::error!(%error, "could not queue a sign-in mail");
+            }
+        }
+        Err(error) => tracing::error!(%error, "could not create a sign-in token"),
+    }
+    // The same answer whatever happened: nobody learns whether an account
+    // exists or whether mail could be sent.
+    Redirect::to("/signin?sent=1").into_response()
+}
+
+async fn verify(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let form: Result<TokenForm, _> = read_form(body).await;
+    let token = form.ok().and_then(|form| form.token).unwrap_or_default();
+    match state.store.redeem_signin_token(token.trim()).await {
+        Ok(Some((account, session))) => {
+            tracing::info!(account_id = account.id, "signed in");
+            let mut response = Redirect::to("/account").into_response();
+            if let Ok(value) = HeaderValue::from_str(&session_cookie(&state, &session, SESSION_TTL_MS / 1000))
+            {
+                response.headers_mut().insert(header::SET_COOKIE, value);
+            }
+            response
+        }
+        Ok(None) => {
+            let notice = SigninNotice {
+                email: String::new(),
+                error: Some(
+                    "token: this sign-in link has been used, has expired or is not complete. Ask for a new one."
+                        .to_string(),
+                ),
+            };
+            render_page(&state, parts, StatusCode::BAD_REQUEST, move || provide_context(notice.clone())).await
+        }
+        Err(error) => {
+            tracing::error!(%error, "could not redeem a sign-in token");
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
+async fn sign_out(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(secret) = cookie(&headers, SESSION_COOKIE) {
+        if let Err(error) = state.store.end_session(&secret).await {
+            tracing::error!(%error, "could not end a session");
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+    }
+    let mut response = Redirect::to("/").into_response();
+    if let Ok(value) = HeaderValue::from_str(&session_cookie(&state, "", 0)) {
+        response.headers_mut().insert(header::SET_COOKIE, value);
+    }
+    response
+}
+
+/// The session cookie: never readable by scripts, sent on same-site
+/// navigation only, `Secure` whenever the site is served over HTTPS.
+fn session_cookie(state: &AppState, value: &str, max_age_seconds: i64) -> String {
+    let secure = if state.config.public_url.starts_with("https://") { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_seconds}{secure}")
+}
+
+/// The value of cookie `name`, if the request carries it.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_string())
+}
+
+/// Resolves the session cookie into a [`Viewer`] in the request's
+/// extensions, for pages. Static files and the loops API (token
+/// authenticated) skip the lookup.
+pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/") || path.contains('.'));
+    if wants_viewer {
+        if let Some(secret) = cookie(request.headers(), SESSION_COOKIE) {
+            match viewer_of(&state, &secret).await {
+                Ok(Some(viewer)) => {
+                    request.extensions_mut().insert(viewer);
+                }
+                Ok(None) => {}
+                Err(error) => tracing::error!(%error, "could not resolve a session"),
+            }
+        }
+    }
+    next.run(request).await
+}
+
+async fn viewer_of(state: &AppState, secret: &str) -> Result<Option<Viewer>, super::AccountsError> {
+    let Some(account) = state.store.session_account(secret).await? else {
+        return Ok(None);
+    };
+    let teams = state
+        .store
+        .memberships(account.id)
+        .await?
+        .into_iter()
+        .map(|membership| ViewerTeam {
+            slug: membership.team.slug,
+            role: match membership.role {
+                super::TeamRole::Admin => "admin".to_string(),
+                super::TeamRole::Member => "member".to_string(),
+            },
+        })
+        .collect();
+    Ok(Some(Viewer { email: account.email, is_operator: account.is_operator, teams }))
+}
+
+/// Refuses state-changing requests that a browser says come from another
+/// site (`Sec-Fetch-Site`, else `Origin`). Requests without either header
+/// are not from a browser form (scripts, the CLI) and pass. The token and
+/// signature authenticated APIs are exempt: they carry no cookie to abuse.
+pub async fn same_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let method = request.method();
+    if method == Method::GET || method == Method::HEAD || method == Method::OPTIONS {
+        return next.run(request).await;
+    }
+    let path = request.uri().path();
+    if path.starts_with("/api/v1/loops/") || path == "/api/v1/audit" || path.starts_with("/stripe/") {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let fetch_site = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok());
+    let allowed = match fetch_site {
+        Some(site) => site == "same-origin" || site == "none",
+        None => match headers.get(header::ORIGIN).and_then(|value| value.to_str().ok()) {
+            Some(origin) => origin == state.config.public_url || origin_matches_host(origin, headers),
+            None => true,
+        },
+    };
+    if allowed {
+        next.run(request).await
+    } else {
+        tracing::warn!(path, "refused a cross-site request");
+        (StatusCode::FORBIDDEN, "cross-site requests are refused").into_response()
+    }
+}
+
+fn origin_matches_host(origin: &str, headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|value| value.to_str().ok()) else {
+        return false;
+    };
+    origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_found_by_exact_name() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::COOKIE, HeaderValue::from_static("a=1; fp_session_x=2; fp_session=fpc_3"));
+        assert_eq!(cookie(&headers, SESSION_COOKIE).as_deref(), Some("fpc_3"));
+        assert_eq!(cookie(&headers, "missing"), None);
+    }
+}

@@ -1,0 +1,170 @@
+//! Outgoing mail. Every message is first written to the `outbox` table, so
+//! the operator can see what the site sent (`/admin`). With `SMTP_URL` set it
+//! is then delivered over SMTP (lettre) and its stored body is redacted, since
+//! a sign-in link is a credential; without it the outbox and the server log
+//! are the delivery, which is what the embedded default wants.
+
+use std::time::Duration;
+
+use lettre::message::Mailbox;
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use serde::Serialize;
+
+use crate::store::{now_millis, Store, StoreError};
+
+/// Who the site's mail comes from.
+pub const FROM: &str = "Fixed Point <no-reply@fixedpoint.invalid>";
+
+/// One message of the outbox, as the operator sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OutboxMessage {
+    pub id: i64,
+    pub recipient: String,
+    pub subject: String,
+    pub body: String,
+    pub created_at: i64,
+    pub sent_at: Option<i64>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct Mailer {
+    smtp: Option<AsyncSmtpTransport<Tokio1Executor>>,
+}
+
+impl std::fmt::Debug for Mailer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mailer").field("smtp", &self.smtp.is_some()).finish()
+    }
+}
+
+impl Mailer {
+    /// A mailer for `SMTP_URL` (`smtp://[USER:PASSWORD@]HOST[:PORT]`), or the
+    /// outbox alone when there is none.
+    pub fn new(smtp_url: Option<&str>) -> Mailer {
+        let smtp = smtp_url.and_then(|url| {
+            let rest = url.strip_prefix("smtp://")?.trim_end_matches('/');
+            let (credentials, address) = match rest.rsplit_once('@') {
+                Some((credentials, address)) => (Some(credentials), address),
+                None => (None, rest),
+            };
+            let (host, port) = match address.rsplit_once(':') {
+                Some((host, port)) => (host, port.parse().ok()?),
+                None => (address, 25),
+            };
+            let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
+                .port(port)
+                .timeout(Some(Duration::from_secs(10)));
+            if let Some((user, password)) = credentials.and_then(|c| c.split_once(':')) {
+                builder = builder.credentials(Credentials::new(user.to_string(), password.to_string()));
+            }
+            Some(builder.build())
+        });
+        Mailer { smtp }
+    }
+
+    /// Records the message in the outbox and, with SMTP, delivers it. A
+    /// delivery failure is recorded and logged, never shown to the person who
+    /// asked (a sign-in page must answer the same way whatever happens).
+    pub async fn send(&self, store: &Store, to: &str, subject: &str, body: &str) -> Result<(), StoreError> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO outbox (recipient, subject, body, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+        )
+        .bind(to)
+        .bind(subject)
+        .bind(body)
+        .bind(now_millis())
+        .fetch_one(store.pool())
+        .await?;
+        let Some(smtp) = &self.smtp else {
+            tracing::info!(outbox_id = id, to, subject, "mail kept in the outbox (no SMTP_URL):\n{body}");
+            return Ok(());
+        };
+        let outcome = match message(to, subject, body) {
+            Ok(message) => smtp.send(message).await.map(|_| ()).map_err(|error| error.to_string()),
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(()) => {
+                sqlx::query("UPDATE outbox SET sent_at = $1, body = $2 WHERE id = $3")
+                    .bind(now_millis())
+                    .bind(redact_links(body))
+                    .bind(id)
+                    .execute(store.pool())
+                    .await?;
+                tracing::info!(outbox_id = id, to, subject, "mail sent");
+            }
+            Err(error) => {
+                sqlx::query("UPDATE outbox SET error = $1 WHERE id = $2")
+                    .bind(&error)
+                    .bind(id)
+                    .execute(store.pool())
+                    .await?;
+                tracing::warn!(outbox_id = id, to, subject, %error, "mail could not be sent");
+            }
+        }
+        Ok(())
+    }
+}
+
+fn message(to: &str, subject: &str, body: &str) -> Result<Message, String> {
+    let to: Mailbox = to.parse().map_err(|error| format!("recipient {to:?}: {error}"))?;
+    let from: Mailbox = FROM.parse().map_err(|error| format!("sender: {error}"))?;
+    Message::builder()
+        .from(from)
+        .to(to)
+        .subject(subject)
+        .body(body.to_string())
+        .map_err(|error| error.to_string())
+}
+
+/// The body as stored after delivery: links that carry a token are cut at
+/// `token=`, so the outbox never holds a working credential that was mailed.
+fn redact_links(body: &str) -> String {
+    body.lines()
+        .map(|line| match line.find("token=") {
+            Some(at) => format!("{}token=[sent, not kept]", &line[..at]),
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An `outbox` row as selected by [`Store::outbox`].
+type OutboxRow = (i64, String, String, String, i64, Option<i64>, Option<String>);
+
+impl Store {
+    /// The latest `limit` messages of the outbox, newest first.
+    pub async fn outbox(&self, limit: i64) -> Result<Vec<OutboxMessage>, StoreError> {
+        let rows: Vec<OutboxRow> = sqlx::query_as(
+            "SELECT id, recipient, subject, body, created_at, sent_at, error FROM outbox ORDER BY id DESC LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, recipient, subject, body, created_at, sent_at, error)| OutboxMessage {
+                id,
+                recipient,
+                subject,
+                body,
+                created_at,
+                sent_at,
+                error,
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delivered_links_are_not_kept() {
+        let body = "Sign in:\nhttp://x/signin/verify?token=fps_abc\nBye";
+        assert_eq!(redact_links(body), "Sign in:\nhttp://x/signin/verify?token=[sent, not kept]\nBye");
+    }
+}

@@ -1,0 +1,308 @@
+//! Sign-in, sessions and their protections over HTTP, on both databases,
+//! through the real router; and the operator's account commands.
+
+use std::net::SocketAddr;
+use std::process::{Command, Output};
+
+use crate::support::TestDb;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, HeaderMap, Request, StatusCode};
+use http_body_util::BodyExt;
+use server::config::Config;
+use server::web::{self, AppState};
+use tower::ServiceExt;
+
+const BASE: &str = "http://127.0.0.1:3000";
+
+fn app(db: &TestDb) -> axum::Router {
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(db.url.clone()),
+        "PUBLIC_URL" => Some(BASE.to_string()),
+        "LEPTOS_SITE_ROOT" => Some(env!("CARGO_MANIFEST_DIR").to_string() + "/../public"),
+        _ => None,
+    })
+    .unwrap();
+    web::router(AppState::new(config, db.store.clone()))
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+async fn send(app: &axum::Router, mut request: Request<Body>, from: &str) -> Reply {
+    request.extensions_mut().insert(ConnectInfo(from.parse::<SocketAddr>().unwrap()));
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
+}
+
+fn form_post(path: &str) -> axum::http::request::Builder {
+    Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+}
+
+async fn post_form(app: &axum::Router, path: &str, body: &str, cookie: Option<&str>) -> Reply {
+    let mut builder = form_post(path).header("sec-fetch-site", "same-origin");
+    if let Some(cookie) = cookie {
+        builder = builder.header(header::COOKIE, cookie);
+    }
+    send(app, builder.body(Body::from(body.to_string())).unwrap(), "127.0.0.1:1").await
+}
+
+async fn get(app: &axum::Router, path: &str, cookie: Option<&str>) -> Reply {
+    let mut builder = Request::get(path);
+    if let Some(cookie) = cookie {
+        builder = builder.header(header::COOKIE, cookie);
+    }
+    send(app, builder.body(Body::empty()).unwrap(), "127.0.0.1:1").await
+}
+
+/// The token of the latest sign-in link mailed to `email` (the outbox is
+/// the delivery without SMTP).
+async fn mailed_token(db: &TestDb, email: &str) -> String {
+    let outbox = db.store.outbox(50).await.unwrap();
+    let message = outbox.iter().find(|m| m.recipient == email).expect("a message to the address");
+    let at = message.body.find("token=").expect("a link") + "token=".len();
+    message.body[at..].split_whitespace().next().unwrap().to_string()
+}
+
+/// Requests a link for `email` and signs in with it; returns the cookie.
+async fn sign_in(app: &axum::Router, db: &TestDb, email: &str) -> String {
+    let asked = post_form(app, "/signin", &format!("email={email}"), None).await;
+    assert_eq!(asked.status, StatusCode::SEE_OTHER, "{}", asked.body);
+    let token = mailed_token(db, email).await;
+    let verified = post_form(app, "/signin/verify", &format!("token={token}"), None).await;
+    assert_eq!(verified.status, StatusCode::SEE_OTHER, "{}", verified.body);
+    let set_cookie = verified.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap().to_string();
+    set_cookie.split(';').next().unwrap().to_string()
+}
+
+both_backends! {
+    async fn a_mailed_link_signs_in_once_through_the_confirm_button(db: TestDb) {
+        let app = app(&db);
+        let asked = post_form(&app, "/signin", "email=Ada%40Example.com", None).await;
+        assert_eq!(asked.status, StatusCode::SEE_OTHER);
+        assert_eq!(asked.headers.get(header::LOCATION).unwrap(), "/signin?sent=1");
+        let token = mailed_token(&db, "ada@example.com").await;
+        assert!(token.starts_with("fps_") && token.len() == 68, "{token}");
+
+        // Opening the link (what a mail scanner does) signs nobody in.
+        let opened = get(&app, &format!("/signin/verify?token={token}"), None).await;
+        assert_eq!(opened.status, StatusCode::OK);
+        assert!(opened.headers.get(header::SET_COOKIE).is_none());
+        assert!(opened.body.contains("data-testid=\"verify-submit\""));
+        assert!(opened.body.contains(&format!("value=\"{token}\"")));
+
+        let verified = post_form(&app, "/signin/verify", &format!("token={token}"), None).await;
+        assert_eq!(verified.status, StatusCode::SEE_OTHER, "{}", verified.body);
+        assert_eq!(verified.headers.get(header::LOCATION).unwrap(), "/account");
+        let set_cookie = verified.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap();
+        for flag in ["fp_session=fpc_", "HttpOnly", "SameSite=Lax", "Path=/", "Max-Age=2592000"] {
+            assert!(set_cookie.contains(flag), "{flag} in {set_cookie}");
+        }
+        let cookie = set_cookie.split(';').next().unwrap();
+        let account = get(&app, "/account", Some(cookie)).await;
+        assert_eq!(account.status, StatusCode::OK);
+        assert!(account.body.contains("ada@example.com"), "{}", account.body);
+        let home = get(&app, "/", Some(cookie)).await;
+        assert!(home.body.contains("href=\"/account\""), "the header offers the account");
+
+        // The link works once.
+        let again = post_form(&app, "/signin/verify", &format!("token={token}"), None).await;
+        assert_eq!(again.status, StatusCode::BAD_REQUEST);
+        assert!(again.body.contains("token: this sign-in link has been used"));
+        assert!(again.headers.get(header::SET_COOKIE).is_none());
+
+        // The secrets are stored only as hashes.
+        let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM signin_tokens").fetch_all(db.store.pool()).await.unwrap();
+        assert!(stored.iter().all(|hash| hash.len() == 64 && !hash.contains("fps_")));
+        let sessions: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM sessions").fetch_all(db.store.pool()).await.unwrap();
+        assert!(sessions.iter().all(|hash| !cookie.contains(hash.as_str())));
+    }
+}
+
+both_backends! {
+    async fn expired_altered_and_missing_tokens_are_refused(db: TestDb) {
+        let app = app(&db);
+        post_form(&app, "/signin", "email=bo%40example.com", None).await;
+        let token = mailed_token(&db, "bo@example.com").await;
+        let mut altered = token.clone();
+        let last = altered.pop().unwrap();
+        altered.push(if last == '0' { '1' } else { '0' });
+        for bad in [altered.as_str(), "", "fps_short", "fpc_0000", "%00%FF"] {
+            let reply = post_form(&app, "/signin/verify", &format!("token={bad}"), None).await;
+            assert_eq!(reply.status, StatusCode::BAD_REQUEST, "token {bad:?}");
+            assert!(reply.headers.get(header::SET_COOKIE).is_none());
+        }
+        sqlx::query("UPDATE signin_tokens SET expires_at = 0").execute(db.store.pool()).await.unwrap();
+        let expired = post_form(&app, "/signin/verify", &format!("token={token}"), None).await;
+        assert_eq!(expired.status, StatusCode::BAD_REQUEST);
+        let accounts: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(accounts, 0, "no account was created by refused tokens");
+    }
+}
+
+both_backends! {
+    async fn the_request_form_answers_the_same_and_names_a_bad_field(db: TestDb) {
+        let app = app(&db);
+        let known = sign_in(&app, &db, "cy@example.com").await;
+        assert!(!known.is_empty());
+        let for_known = post_form(&app, "/signin", "email=cy%40example.com", None).await;
+        let for_unknown = post_form(&app, "/signin", "email=nobody%40example.com", None).await;
+        assert_eq!(for_known.status, for_unknown.status);
+        assert_eq!(for_known.headers.get(header::LOCATION), for_unknown.headers.get(header::LOCATION));
+        assert_eq!(for_known.body, for_unknown.body);
+
+        let bad = post_form(&app, "/signin", "email=not-an-address", None).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert!(bad.body.contains("email: enter an address"), "{}", bad.body);
+        assert!(bad.body.contains("value=\"not-an-address\""), "what was typed is kept");
+        let hostile = post_form(&app, "/signin", "email=%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E", None).await;
+        assert_eq!(hostile.status, StatusCode::BAD_REQUEST);
+        assert!(!hostile.body.contains("<script>alert(1)</script>"));
+        let huge = post_form(&app, "/signin", &format!("email={}", "a".repeat(10_000)), None).await;
+        assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE);
+    }
+}
+
+both_backends! {
+    async fn cross_site_posts_are_refused(db: TestDb) {
+        let app = app(&db);
+        let cross = send(
+            &app,
+            form_post("/signin").header("sec-fetch-site", "cross-site").body(Body::from("email=x%40example.com")).unwrap(),
+            "127.0.0.1:1",
+        )
+        .await;
+        assert_eq!(cross.status, StatusCode::FORBIDDEN);
+        let evil = send(
+            &app,
+            form_post("/signout").header(header::ORIGIN, "http://evil.example").body(Body::empty()).unwrap(),
+            "127.0.0.1:1",
+        )
+        .await;
+        assert_eq!(evil.status, StatusCode::FORBIDDEN);
+        let same = send(
+            &app,
+            form_post("/signin").header(header::ORIGIN, BASE).body(Body::from("email=x%40example.com")).unwrap(),
+            "127.0.0.1:1",
+        )
+        .await;
+        assert_eq!(same.status, StatusCode::SEE_OTHER);
+        let outbox = db.store.outbox(10).await.unwrap();
+        assert_eq!(outbox.len(), 1, "only the same-origin request sent mail");
+    }
+}
+
+both_backends! {
+    async fn the_21st_request_in_a_minute_from_one_address_gets_429(db: TestDb) {
+        let app = app(&db);
+        for index in 0..20 {
+            let request = form_post("/signin")
+                .body(Body::from(format!("email=user{index}%40example.com")))
+                .unwrap();
+            assert_eq!(send(&app, request, "10.0.0.7:1").await.status, StatusCode::SEE_OTHER, "request {index}");
+        }
+        let request = form_post("/signin").body(Body::from("email=late%40example.com")).unwrap();
+        let refused = send(&app, request, "10.0.0.7:1").await;
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(refused.headers.get(header::RETRY_AFTER).is_some());
+        // Another address is not affected; one email gets at most five links.
+        for _ in 0..5 {
+            let request = form_post("/signin").body(Body::from("email=dee%40example.com")).unwrap();
+            assert_eq!(send(&app, request, "10.0.0.8:1").await.status, StatusCode::SEE_OTHER);
+        }
+        let request = form_post("/signin").body(Body::from("email=dee%40example.com")).unwrap();
+        assert_eq!(send(&app, request, "10.0.0.9:1").await.status, StatusCode::TOO_MANY_REQUESTS);
+    }
+}
+
+both_backends! {
+    async fn signing_out_ends_the_session_and_account_needs_one(db: TestDb) {
+        let app = app(&db);
+        let signed_out = get(&app, "/account", None).await;
+        assert_eq!(signed_out.status, StatusCode::UNAUTHORIZED);
+        assert!(signed_out.body.contains("You are not signed in"));
+        let cookie = sign_in(&app, &db, "eve@example.com").await;
+        assert_eq!(get(&app, "/account", Some(&cookie)).await.status, StatusCode::OK);
+        let out = post_form(&app, "/signout", "", Some(&cookie)).await;
+        assert_eq!(out.status, StatusCode::SEE_OTHER);
+        assert!(out.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap().contains("Max-Age=0"));
+        assert_eq!(get(&app, "/account", Some(&cookie)).await.status, StatusCode::UNAUTHORIZED);
+        // A forged or expired cookie is nobody.
+        assert_eq!(get(&app, "/account", Some("fp_session=fpc_forged")).await.status, StatusCode::UNAUTHORIZED);
+    }
+}
+
+both_backends! {
+    async fn racing_redeemers_get_one_session(db: TestDb) {
+        let secret = db.store.create_signin_token("fay@example.com").await.unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let store = db.store.clone();
+            let secret = secret.clone();
+            tasks.push(tokio::spawn(async move { store.redeem_signin_token(&secret).await }));
+        }
+        let mut winners = 0;
+        for task in tasks {
+            if let Ok(Some(_)) = task.await.unwrap() {
+                winners += 1;
+            }
+        }
+        assert_eq!(winners, 1);
+        let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(sessions, 1);
+    }
+}
+
+fn fixedpoint(database_url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fixedpoint"))
+        .args(args)
+        .env("DATABASE_URL", database_url)
+        .env("PUBLIC_URL", "https://fixedpoint.example")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("run fixedpoint")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn account_commands_for_the_operator() {
+    let temp = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", temp.path().join("cli.db").display());
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+
+    let link = fixedpoint(&url, &["login-link", "Gil@Example.com"]);
+    assert!(link.status.success(), "{}", text(&link.stderr));
+    let last = text(&link.stdout).lines().last().unwrap().to_string();
+    assert!(last.starts_with("https://fixedpoint.example/signin/verify?token=fps_"), "{last}");
+    let bad = fixedpoint(&url, &["login-link", "not an email"]);
+    assert!(!bad.status.success());
+    assert!(text(&bad.stderr).contains("not a valid address"), "{}", text(&bad.stderr));
+
+    let grant = fixedpoint(&url, &["admin", "grant", "gil@example.com"]);
+    assert!(grant.status.success(), "{}", text(&grant.stderr));
+    assert!(fixedpoint(&url, &["team", "create", "acme"]).status.success());
+    let added = fixedpoint(&url, &["team", "add-member", "acme", "hal@example.com", "--admin"]);
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let twice = fixedpoint(&url, &["team", "add-member", "acme", "hal@example.com"]);
+    assert!(text(&twice.stdout).contains("already a member"));
+    let nowhere = fixedpoint(&url, &["team", "add-member", "nope", "hal@example.com"]);
+    assert!(!nowhere.status.success());
+    assert!(text(&nowhere.stderr).contains("no team has the slug"), "{}", text(&nowhere.stderr));
+
+    // The link printed by the command signs in, and the account shows the
+    // operator role and the team.
+    let store = server::store::Store::open(&url).await.unwrap();
+    let token = last.split("token=").nth(1).unwrap();
+    let (account, _) = store.redeem_signin_token(token).await.unwrap().expect("the printed link works");
+    assert!(account.is_operator);
+    let hal = store.ensure_account("hal@example.com").await.unwrap();
+    let teams = store.memberships(hal.id).await.unwrap();
+    assert_eq!(teams.len(), 1);
+    assert_eq!(teams[0].team.slug, "acme");
+    store.close().await;
+}
