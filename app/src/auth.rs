@@ -64,3 +64,69 @@ fn viewer_on_server() -> Option<Viewer> {
 fn viewer_on_server() -> Option<Viewer> {
     None
 }
+
+/// Data the server loaded for this page before rendering it: from context
+/// (a form post's answer) or from the request's extensions (a GET), shared
+/// with the browser for hydration. `None` when the server had nothing to
+/// give, which the pages read as "not yours to see".
+pub fn use_page_data<T>() -> Option<T>
+where
+    T: Clone + Send + Sync + Serialize + for<'de> Deserialize<'de> + 'static,
+{
+    SharedValue::new(page_data_on_server::<T>).into_inner()
+}
+
+#[cfg(feature = "ssr")]
+fn page_data_on_server<T: Clone + Send + Sync + 'static>() -> Option<T> {
+    use_context::<T>().or_else(|| {
+        use_context::<http::request::Parts>().and_then(|parts| parts.extensions.get::<T>().cloned())
+    })
+}
+
+#[cfg(not(feature = "ssr"))]
+fn page_data_on_server<T>() -> Option<T> {
+    None
+}
+
+/// Sets the response status while rendering on the server (no-op in the
+/// browser).
+pub fn set_status(status: u16) {
+    #[cfg(feature = "ssr")]
+    if let (Some(response), Ok(code)) =
+        (use_context::<leptos_axum::ResponseOptions>(), http::StatusCode::from_u16(status))
+    {
+        response.set_status(code);
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = status;
+}
+
+/// A Unix-millisecond time as `2026-11-30 14:05 UTC`.
+pub fn format_time(millis: i64) -> String {
+    let seconds = millis.div_euclid(1000);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", of_day / 3600, of_day % 3600 / 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_time;
+
+    #[test]
+    fn times_read_as_utc_dates() {
+        assert_eq!(format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(format_time(1_796_000_000_000), "2026-11-30 00:53 UTC");
+        assert_eq!(format_time(951_782_400_000), "2000-02-29 00:00 UTC");
+    }
+}

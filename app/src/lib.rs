@@ -14,16 +14,18 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, Meta, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    StaticSegment,
+    ParamSegment, StaticSegment,
 };
 
 use crate::components::site_header::SiteHeader;
 use crate::pages::{
     account::AccountPage,
+    admin::AdminPage,
     audit::AuditPage,
     home::HomePage,
     not_found::NotFound,
     signin::{SigninPage, VerifyPage},
+    team::TeamPage,
 };
 
 /// The name of the WebAssembly bundle and stylesheet under `/pkg`.
@@ -67,6 +69,9 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("signin") view=SigninPage/>
                     <Route path=(StaticSegment("signin"), StaticSegment("verify")) view=VerifyPage/>
                     <Route path=StaticSegment("account") view=AccountPage/>
+                    <Route path=StaticSegment("admin") view=AdminPage/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("outbox")) view=AdminPage/>
+                    <Route path=(StaticSegment("teams"), ParamSegment("slug")) view=TeamPage/>
                 </Routes>
             </main>
             <footer class="site-footer">

@@ -27,12 +27,13 @@ export async function startServer({ env = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "fixedpoint-e2e-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const databaseUrl = `sqlite://${join(dir, "e2e.db")}?mode=rwc`;
   const child = spawn(bin, ["serve"], {
     cwd: dir,
     env: {
       ...process.env,
       FIXEDPOINT_ADDR: `127.0.0.1:${port}`,
-      DATABASE_URL: `sqlite://${join(dir, "e2e.db")}?mode=rwc`,
+      DATABASE_URL: databaseUrl,
       PUBLIC_URL: base,
       LEPTOS_SITE_ROOT: siteRoot,
       RUST_LOG: process.env.RUST_LOG ?? "warn",
@@ -63,6 +64,7 @@ export async function startServer({ env = {} } = {}) {
   return {
     base,
     dir,
+    databaseUrl,
     log: () => log,
     async stop() {
       if (child.exitCode === null) child.kill("SIGTERM");

@@ -2,6 +2,7 @@
 // server, open it, confirm, see the account, sign out.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
@@ -73,6 +74,60 @@ describe("accounts", () => {
     // The spent link's page (400) and the signed-out account (401) are
     // expected refusals; anything else is a fault.
     assert.deepEqual(errors.filter((e) => !/HTTP (400|401)|status of (400|401)/.test(e)), []);
+    await page.close();
+  });
+
+  test("a team admin manages tokens and members; the operator sees the outbox", async () => {
+    // The operator's commands, against the running server's database.
+    const cli = (...args) =>
+      execFileSync(process.env.FIXEDPOINT_BIN ?? "../target/debug/fixedpoint", args, {
+        env: { ...process.env, DATABASE_URL: server.databaseUrl, RUST_LOG: "warn" },
+      }).toString();
+    cli("team", "create", "acme");
+    cli("team", "add-member", "acme", "lead@example.com", "--admin");
+    cli("admin", "grant", "lead@example.com");
+
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${server.base}/signin`);
+    await page.getByLabel("Email address").fill("lead@example.com");
+    await page.getByRole("button", { name: "Mail me a sign-in link" }).click();
+    await page.getByTestId("signin-sent").waitFor();
+    const mail = await smtp.nextMail("lead@example.com");
+    await page.goto(/https?:\/\/\S+token=fps_[0-9a-f]{64}/.exec(mail.body)[0]);
+    await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
+
+    await page.getByRole("link", { name: "acme" }).click();
+    await page.waitForURL(`${server.base}/teams/acme`);
+    await page.getByLabel("New loop token, named").fill("nightly");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const token = await page.getByTestId("new-token").locator("code").innerText();
+    assert.match(token, /^fpl_[0-9a-f]{64}$/);
+    await page.screenshot({ path: join(SHOTS, "team.png"), fullPage: true });
+    // The token reports a round; then it is revoked and stops at once.
+    const round = () =>
+      fetch(`${server.base}/api/v1/loops/nightly/rounds`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ round: 1, state: "a1", findings: [] }),
+      });
+    assert.equal((await round()).status, 200);
+    await page.goto(`${server.base}/teams/acme`);
+    assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);
+    await page.getByTestId("tokens").getByRole("button", { name: "Revoke" }).click();
+    await page.getByTestId("tokens").getByText(/revoked/).waitFor();
+    assert.equal((await round()).status, 401);
+
+    await page.getByLabel("Invite a member by email").fill("new@example.com");
+    await page.getByRole("button", { name: "Invite" }).click();
+    await page.getByTestId("team-notice").filter({ hasText: "Added new@example.com" }).waitFor();
+    assert.match((await smtp.nextMail("new@example.com")).subject, /added to a team/);
+
+    await page.goto(`${server.base}/admin/outbox`);
+    assert.match(await page.getByTestId("outbox").innerText(), /You were added to a team/);
+    assert.match(await page.getByTestId("admin-accounts").innerText(), /new@example\.com/);
+    await page.screenshot({ path: join(SHOTS, "admin.png"), fullPage: true });
+    assert.deepEqual(errors, []);
     await page.close();
   });
 

@@ -3,16 +3,13 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::auth::use_viewer;
+use crate::auth::{set_status, use_viewer};
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let viewer = use_viewer();
-    #[cfg(feature = "ssr")]
     if viewer.is_none() {
-        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
-            response.set_status(http::StatusCode::UNAUTHORIZED);
-        }
+        set_status(401);
     }
     view! {
         <Title text="Your account"/>
@@ -35,7 +32,13 @@ pub fn AccountPage() -> impl IntoView {
                             <dt>"Tier"</dt>
                             <dd data-testid="account-tier">"Reader (free)"</dd>
                             <dt>"Role"</dt>
-                            <dd>{if viewer.is_operator { "Operator" } else { "Reader" }}</dd>
+                            <dd>
+                                {if viewer.is_operator {
+                                    view! { "Operator · " <a href="/admin" rel="external">"Admin"</a> }.into_any()
+                                } else {
+                                    view! { "Reader" }.into_any()
+                                }}
+                            </dd>
                             <dt>"Teams"</dt>
                             <dd>
                                 {if viewer.teams.is_empty() {
@@ -46,7 +49,18 @@ pub fn AccountPage() -> impl IntoView {
                                             {viewer
                                                 .teams
                                                 .iter()
-                                                .map(|team| view! { <li>{team.slug.clone()} " (" {team.role.clone()} ")"</li> })
+                                                .map(|team| {
+                                                    view! {
+                                                        <li>
+                                                            // Team pages are loaded by the server: a full page load, not a
+                                                            // client-side route change.
+                                                            <a href=format!("/teams/{}", team.slug) rel="external">
+                                                                {team.slug.clone()}
+                                                            </a>
+                                                            " (" {team.role.clone()} ")"
+                                                        </li>
+                                                    }
+                                                })
                                                 .collect_view()}
                                         </ul>
                                     }

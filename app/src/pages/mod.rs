@@ -1,7 +1,9 @@
 //! One module per page.
 
 pub mod account;
+pub mod admin;
 pub mod audit;
 pub mod home;
 pub mod not_found;
 pub mod signin;
+pub mod team;

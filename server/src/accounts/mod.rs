@@ -12,6 +12,7 @@
 //! - A token belongs to exactly one team, and everything a token reaches is
 //!   looked up within that team.
 
+pub mod pages;
 mod people;
 mod teams;
 mod tokens;
@@ -22,8 +23,8 @@ use thiserror::Error;
 use crate::store::StoreError;
 
 pub use people::{
-    normalize_email, Account, Membership, TeamRole, SESSION_PREFIX, SESSION_TTL_MS, SIGNIN_PREFIX,
-    SIGNIN_TTL_MS,
+    normalize_email, Account, AccountSummary, Membership, TeamMember, TeamRole, SESSION_PREFIX,
+    SESSION_TTL_MS, SIGNIN_PREFIX, SIGNIN_TTL_MS,
 };
 pub use teams::{valid_team_slug, Team};
 pub use tokens::{hash_loop_token, LoopToken, NewLoopToken, TokenIdentity, LOOP_TOKEN_PREFIX};
@@ -41,6 +42,8 @@ pub enum AccountsError {
     TeamExists { slug: String },
     #[error("no team has the slug {slug:?}")]
     NoSuchTeam { slug: String },
+    #[error("a team needs at least one admin: make someone else admin first")]
+    LastAdmin,
     #[error("email {email:?} is not a valid address")]
     BadEmail { email: String },
     #[error("token name {name:?} is not valid: use 1 to 64 printable characters")]

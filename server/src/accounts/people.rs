@@ -283,3 +283,83 @@ mod tests {
         assert!(normalize_email(&format!("{}@example.com", "a".repeat(65))).is_err());
     }
 }
+
+/// A member of a team, as its page lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TeamMember {
+    pub account_id: i64,
+    pub email: String,
+    pub role: TeamRole,
+}
+
+/// An account as the operator's overview lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AccountSummary {
+    pub account: Account,
+    pub teams: Vec<String>,
+}
+
+impl Store {
+    /// The role of `account_id` in `team_id`, or `None` for a non-member.
+    pub async fn team_role(&self, team_id: i64, account_id: i64) -> Result<Option<TeamRole>, AccountsError> {
+        let role: Option<String> =
+            sqlx::query_scalar("SELECT role FROM team_members WHERE team_id = $1 AND account_id = $2")
+                .bind(team_id)
+                .bind(account_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(role.as_deref().map(TeamRole::parse))
+    }
+
+    /// The team's members, by email.
+    pub async fn team_members(&self, team_id: i64) -> Result<Vec<TeamMember>, AccountsError> {
+        let rows: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT a.id, a.email, m.role FROM team_members m JOIN accounts a ON a.id = m.account_id \
+             WHERE m.team_id = $1 ORDER BY a.email",
+        )
+        .bind(team_id)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(account_id, email, role)| TeamMember { account_id, email, role: TeamRole::parse(&role) })
+            .collect())
+    }
+
+    /// Removes `email` from the team. Refuses to remove the team's last
+    /// admin (a team nobody can manage); answers whether someone was removed.
+    pub async fn remove_team_member(&self, team_id: i64, email: &str) -> Result<bool, AccountsError> {
+        let email = normalize_email(email)?;
+        let members = self.team_members(team_id).await?;
+        let Some(member) = members.iter().find(|m| m.email == email) else {
+            return Ok(false);
+        };
+        let admins = members.iter().filter(|m| m.role == TeamRole::Admin).count();
+        if member.role == TeamRole::Admin && admins <= 1 {
+            return Err(AccountsError::LastAdmin);
+        }
+        let result = sqlx::query("DELETE FROM team_members WHERE team_id = $1 AND account_id = $2")
+            .bind(team_id)
+            .bind(member.account_id)
+            .execute(self.pool())
+            .await?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    /// Every account with the slugs of its teams, newest first (operators).
+    pub async fn account_summaries(&self, limit: i64) -> Result<Vec<AccountSummary>, AccountsError> {
+        let rows: Vec<AccountRow> = sqlx::query_as(
+            "SELECT id, email, is_operator, created_at FROM accounts ORDER BY id DESC LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        let mut summaries = Vec::with_capacity(rows.len());
+        for row in rows {
+            let account = account(row);
+            let teams = self.memberships(account.id).await?.into_iter().map(|m| m.team.slug).collect();
+            summaries.push(AccountSummary { account, teams });
+        }
+        Ok(summaries)
+    }
+}

@@ -124,11 +124,19 @@ async fn request_link(State(state): State<AppState>, request: Request) -> Respon
 
 async fn verify(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    let previous = cookie(&parts.headers, SESSION_COOKIE);
     let form: Result<TokenForm, _> = read_form(body).await;
     let token = form.ok().and_then(|form| form.token).unwrap_or_default();
     match state.store.redeem_signin_token(token.trim()).await {
         Ok(Some((account, session))) => {
             tracing::info!(account_id = account.id, "signed in");
+            // Rotation: a session the browser held before signing in ends
+            // here, so a planted cookie never becomes a signed-in session.
+            if let Some(previous) = previous {
+                if let Err(error) = state.store.end_session(&previous).await {
+                    tracing::warn!(%error, "could not end the previous session");
+                }
+            }
             let mut response = Redirect::to("/account").into_response();
             if let Ok(value) = HeaderValue::from_str(&session_cookie(&state, &session, SESSION_TTL_MS / 1000))
             {
@@ -187,14 +195,18 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// Resolves the session cookie into a [`Viewer`] in the request's
-/// extensions, for pages. Static files and the loops API (token
+/// extensions, for pages, with the data of the account pages
+/// ([`super::pages::load`]). Static files and the loops API (token
 /// authenticated) skip the lookup.
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let path = request.uri().path();
+    let path = request.uri().path().to_string();
     let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/") || path.contains('.'));
     if wants_viewer {
         if let Some(secret) = cookie(request.headers(), SESSION_COOKIE) {
-            match viewer_of(&state, &secret).await {
+            let mut extensions = std::mem::take(request.extensions_mut());
+            let viewer = viewer_of(&state, &secret, &path, &mut extensions).await;
+            *request.extensions_mut() = extensions;
+            match viewer {
                 Ok(Some(viewer)) => {
                     request.extensions_mut().insert(viewer);
                 }
@@ -206,10 +218,16 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
     next.run(request).await
 }
 
-async fn viewer_of(state: &AppState, secret: &str) -> Result<Option<Viewer>, super::AccountsError> {
+async fn viewer_of(
+    state: &AppState,
+    secret: &str,
+    path: &str,
+    extensions: &mut axum::http::Extensions,
+) -> Result<Option<Viewer>, super::AccountsError> {
     let Some(account) = state.store.session_account(secret).await? else {
         return Ok(None);
     };
+    super::pages::load(state, path, &account, extensions).await?;
     let teams = state
         .store
         .memberships(account.id)

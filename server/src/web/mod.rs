@@ -121,6 +121,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::loops::router())
         .merge(crate::audit::router())
         .merge(crate::accounts::web::router())
+        .merge(crate::accounts::pages::router())
         .leptos_routes_with_context(
             &state,
             routes,

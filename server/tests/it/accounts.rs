@@ -306,3 +306,91 @@ async fn account_commands_for_the_operator() {
     assert_eq!(teams[0].team.slug, "acme");
     store.close().await;
 }
+
+both_backends! {
+    async fn team_pages_keep_teams_apart_and_only_admins_act(db: TestDb) {
+        let app = app(&db);
+        use server::accounts::TeamRole;
+        db.store.create_team("acme").await.unwrap();
+        db.store.create_team("beta").await.unwrap();
+        db.store.add_team_member("acme", "ada@example.com", TeamRole::Admin).await.unwrap();
+        db.store.add_team_member("acme", "cy@example.com", TeamRole::Member).await.unwrap();
+        db.store.add_team_member("beta", "bo@example.com", TeamRole::Admin).await.unwrap();
+        let beta_token = db.store.create_loop_token("beta", "beta-ci").await.unwrap();
+        let ada = sign_in(&app, &db, "ada@example.com").await;
+        let bo = sign_in(&app, &db, "bo@example.com").await;
+        let cy = sign_in(&app, &db, "cy@example.com").await;
+
+        // Signed out: 401; a non-member: 404, for an existing team and a
+        // missing one alike.
+        assert_eq!(get(&app, "/teams/acme", None).await.status, StatusCode::UNAUTHORIZED);
+        let outsider = get(&app, "/teams/acme", Some(&bo)).await;
+        assert_eq!(outsider.status, StatusCode::NOT_FOUND);
+        assert!(!outsider.body.contains("ada@example.com"));
+        assert_eq!(get(&app, "/teams/nope", Some(&bo)).await.status, StatusCode::NOT_FOUND);
+        let page = get(&app, "/teams/acme", Some(&ada)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("cy@example.com") && !page.body.contains("beta-ci"));
+        let account = get(&app, "/account", Some(&ada)).await;
+        assert!(account.body.contains("href=\"/teams/acme\""));
+
+        // Acting: outsiders 404, members 403, admins succeed.
+        assert_eq!(post_form(&app, "/teams/acme", "action=create_token&name=x", Some(&bo)).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(post_form(&app, "/teams/acme", "action=create_token&name=x", Some(&cy)).await.status, StatusCode::FORBIDDEN);
+        assert_eq!(post_form(&app, "/teams/acme", "action=create_token&name=x", None).await.status, StatusCode::UNAUTHORIZED);
+        let created = post_form(&app, "/teams/acme", "action=create_token&name=ci", Some(&ada)).await;
+        assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+        let at = created.body.find("fpl_").expect("the new token is shown once");
+        let secret: String = created.body[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        assert!(db.store.authenticate_loop_token(&secret).await.unwrap().is_some());
+        let again = get(&app, "/teams/acme", Some(&ada)).await;
+        assert!(!again.body.contains(&secret), "shown only once");
+        let bad = post_form(&app, "/teams/acme", "action=create_token&name=", Some(&ada)).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        assert!(bad.body.contains("name: "));
+
+        // Revoking: another team's token id is not found from here; our own
+        // stops working at once.
+        let beta_revoke = format!("action=revoke&token_id={}", beta_token.token.id);
+        assert_eq!(post_form(&app, "/teams/acme", &beta_revoke, Some(&ada)).await.status, StatusCode::NOT_FOUND);
+        assert!(db.store.authenticate_loop_token(&beta_token.secret).await.unwrap().is_some());
+        let identity = db.store.authenticate_loop_token(&secret).await.unwrap().unwrap();
+        let revoke = format!("action=revoke&token_id={}", identity.token_id);
+        assert_eq!(post_form(&app, "/teams/acme", &revoke, Some(&cy)).await.status, StatusCode::FORBIDDEN);
+        assert_eq!(post_form(&app, "/teams/acme", &revoke, Some(&ada)).await.status, StatusCode::SEE_OTHER);
+        let odd = post_form(&app, "/teams/acme", "action=dance", Some(&ada)).await;
+        assert_eq!(odd.status, StatusCode::BAD_REQUEST);
+        assert!(odd.body.contains("action: unknown"));
+        assert!(db.store.authenticate_loop_token(&secret).await.unwrap().is_none());
+
+        // Members: invite (mails a note), refuse bad input, keep one admin.
+        let invited = post_form(&app, "/teams/acme", "action=invite&email=dan%40example.com", Some(&ada)).await;
+        assert_eq!(invited.status, StatusCode::OK);
+        assert!(db.store.outbox(10).await.unwrap().iter().any(|m| m.recipient == "dan@example.com"));
+        let bad = post_form(&app, "/teams/acme", "action=invite&email=nope", Some(&ada)).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        let last = post_form(&app, "/teams/acme", "action=remove&email=ada%40example.com", Some(&ada)).await;
+        assert_eq!(last.status, StatusCode::CONFLICT);
+        let removed = post_form(&app, "/teams/acme", "action=remove&email=cy%40example.com", Some(&ada)).await;
+        assert_eq!(removed.status, StatusCode::SEE_OTHER);
+        assert_eq!(get(&app, "/teams/acme", Some(&cy)).await.status, StatusCode::NOT_FOUND, "a removed member is out");
+    }
+}
+
+both_backends! {
+    async fn the_admin_page_is_for_operators_only(db: TestDb) {
+        let app = app(&db);
+        assert_eq!(get(&app, "/admin", None).await.status, StatusCode::UNAUTHORIZED);
+        let reader = sign_in(&app, &db, "reader@example.com").await;
+        let refused = get(&app, "/admin/outbox", Some(&reader)).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        assert!(!refused.body.contains("Your Fixed Point sign-in link"), "no outbox for readers");
+        db.store.grant_operator("op@example.com").await.unwrap();
+        let operator = sign_in(&app, &db, "op@example.com").await;
+        let page = get(&app, "/admin/outbox", Some(&operator)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("reader@example.com"));
+        assert!(page.body.contains("Your Fixed Point sign-in link"), "the outbox is shown");
+        assert!(page.body.contains("Founder seats: 0 taken of 100"));
+    }
+}

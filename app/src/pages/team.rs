@@ -1,0 +1,181 @@
+//! `/teams/{slug}`: a team's members and loop tokens. Members see it; team
+//! admins also invite and remove members and create and revoke tokens.
+//! Anyone else gets a 404: a team's existence is not for outsiders.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{format_time, set_status, use_page_data, use_viewer};
+
+/// What the server loads for a team page (only for its members).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamView {
+    pub slug: String,
+    pub is_admin: bool,
+    pub members: Vec<TeamMemberView>,
+    pub tokens: Vec<TokenView>,
+    /// A token just created: shown this once.
+    pub new_token: Option<String>,
+    /// The outcome of the last action, or why it was refused.
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMemberView {
+    pub email: String,
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenView {
+    pub id: i64,
+    pub name: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+#[component]
+pub fn TeamPage() -> impl IntoView {
+    let viewer = use_viewer();
+    let team = use_page_data::<TeamView>();
+    match (viewer, team) {
+        (None, _) => {
+            set_status(401);
+            view! {
+                <Title text="Team"/>
+                <section class="narrow">
+                    <h1>"Team"</h1>
+                    <p>"Sign in to see your team. " <a href="/signin">"Sign in"</a></p>
+                </section>
+            }
+            .into_any()
+        }
+        (Some(_), None) => {
+            set_status(404);
+            view! {
+                <Title text="Not found"/>
+                <section class="not-found" data-testid="not-found">
+                    <h1>"No such team"</h1>
+                    <p>"There is no team here that you belong to."</p>
+                </section>
+            }
+            .into_any()
+        }
+        (Some(_), Some(team)) => view! { <TeamSettings team/> }.into_any(),
+    }
+}
+
+#[component]
+fn TeamSettings(team: TeamView) -> impl IntoView {
+    let slug = team.slug.clone();
+    let admin = team.is_admin;
+    let members = team
+        .members
+        .iter()
+        .map(|member| {
+            let remove = admin.then(|| {
+                view! {
+                    <form method="post" action=format!("/teams/{slug}") class="inline-form">
+                        <input type="hidden" name="action" value="remove"/>
+                        <input type="hidden" name="email" value=member.email.clone()/>
+                        <button type="submit" class="button button-small">"Remove"</button>
+                    </form>
+                }
+            });
+            view! {
+                <tr>
+                    <td>{member.email.clone()}</td>
+                    <td>{member.role.clone()}</td>
+                    <td>{remove}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let tokens = team
+        .tokens
+        .iter()
+        .map(|token| {
+            let state = match token.revoked_at {
+                Some(at) => format!("revoked {}", format_time(at)),
+                None => "live".to_string(),
+            };
+            let revoke = (admin && token.revoked_at.is_none()).then(|| {
+                view! {
+                    <form method="post" action=format!("/teams/{slug}") class="inline-form">
+                        <input type="hidden" name="action" value="revoke"/>
+                        <input type="hidden" name="token_id" value=token.id.to_string()/>
+                        <button type="submit" class="button button-small" data-testid=format!("revoke-{}", token.id)>
+                            "Revoke"
+                        </button>
+                    </form>
+                }
+            });
+            view! {
+                <tr>
+                    <td>{token.name.clone()}</td>
+                    <td>{format_time(token.created_at)}</td>
+                    <td>{token.last_used_at.map(format_time).unwrap_or_else(|| "never".to_string())}</td>
+                    <td>{state}</td>
+                    <td>{revoke}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let admin_forms = admin.then(|| {
+        view! {
+            <form method="post" action=format!("/teams/{slug}") class="stack-form">
+                <input type="hidden" name="action" value="invite"/>
+                <label for="invite-email">"Invite a member by email"</label>
+                <input id="invite-email" name="email" type="email" required autocomplete="off"/>
+                <button type="submit" class="button">"Invite"</button>
+            </form>
+            <form method="post" action=format!("/teams/{slug}") class="stack-form">
+                <input type="hidden" name="action" value="create_token"/>
+                <label for="token-name">"New loop token, named"</label>
+                <input id="token-name" name="name" type="text" required maxlength="64" value="default"/>
+                <button type="submit" class="button">"Create token"</button>
+            </form>
+        }
+    });
+    view! {
+        <Title text=format!("Team {}", team.slug)/>
+        <section class="narrow wide-table">
+            <h1>"Team " <code>{team.slug.clone()}</code></h1>
+            {team.notice.clone().map(|notice| view! { <p class="notice-box" role="status" data-testid="team-notice">{notice}</p> })}
+            {team
+                .new_token
+                .clone()
+                .map(|token| {
+                    view! {
+                        <div class="notice-box" data-testid="new-token">
+                            <p><strong>"Your new loop token. It is shown only this once:"</strong></p>
+                            <p><code class="secret">{token}</code></p>
+                        </div>
+                    }
+                })}
+            <h2>"Members"</h2>
+            <table class="data-table" data-testid="members">
+                <thead>
+                    <tr><th scope="col">"Email"</th><th scope="col">"Role"</th><th scope="col"><span class="visually-hidden">"Actions"</span></th></tr>
+                </thead>
+                <tbody>{members}</tbody>
+            </table>
+            <h2>"Loop tokens"</h2>
+            <table class="data-table" data-testid="tokens">
+                <thead>
+                    <tr>
+                        <th scope="col">"Name"</th>
+                        <th scope="col">"Created"</th>
+                        <th scope="col">"Last used"</th>
+                        <th scope="col">"State"</th>
+                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                    </tr>
+                </thead>
+                <tbody>{tokens}</tbody>
+            </table>
+            {admin_forms}
+        </section>
+    }
+}
