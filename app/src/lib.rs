@@ -23,6 +23,7 @@ use crate::pages::{
     admin::AdminPage,
     audit::AuditPage,
     home::HomePage,
+    loops::{LoopPage, LoopsPage},
     not_found::NotFound,
     signin::{SigninPage, VerifyPage},
     team::TeamPage,
@@ -69,6 +70,8 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("signin") view=SigninPage/>
                     <Route path=(StaticSegment("signin"), StaticSegment("verify")) view=VerifyPage/>
                     <Route path=StaticSegment("account") view=AccountPage/>
+                    <Route path=StaticSegment("loops") view=LoopsPage/>
+                    <Route path=(StaticSegment("loops"), ParamSegment("loop")) view=LoopPage/>
                     <Route path=StaticSegment("admin") view=AdminPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("outbox")) view=AdminPage/>
                     <Route path=(StaticSegment("teams"), ParamSegment("slug")) view=TeamPage/>

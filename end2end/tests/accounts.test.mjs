@@ -112,6 +112,14 @@ describe("accounts", () => {
         body: JSON.stringify({ round: 1, state: "a1", findings: [] }),
       });
     assert.equal((await round()).status, 200);
+    // The dashboard shows the loop the token just reported.
+    await page.goto(`${server.base}/`);
+    await page.getByRole("link", { name: "Loops", exact: true }).click();
+    await page.waitForURL(`${server.base}/loops`);
+    await page.getByTestId("loop-nightly").getByRole("link").click();
+    await page.getByTestId("chart").locator("svg").waitFor();
+    assert.match(await page.getByTestId("timeline").innerText(), /^a1$/);
+    await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: true });
     await page.goto(`${server.base}/teams/acme`);
     assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);
     await page.getByTestId("tokens").getByRole("button", { name: "Revoke" }).click();

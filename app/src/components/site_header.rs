@@ -16,7 +16,8 @@ pub fn SiteHeader() -> impl IntoView {
             <nav aria-label="Main">
                 <ul>
                     <li><A href="/audit">"Audit"</A></li>
-                    <li><A href="/loops">"Loops"</A></li>
+                    // The dashboard's data is loaded by the server: a full page load.
+                    <li><A href="/loops" attr:rel="external">"Loops"</A></li>
                     <li><A href="/issues">"Archive"</A></li>
                     <li><A href="/pricing">"Pricing"</A></li>
                     {match use_viewer() {

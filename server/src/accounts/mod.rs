@@ -48,6 +48,8 @@ pub enum AccountsError {
     BadEmail { email: String },
     #[error("token name {name:?} is not valid: use 1 to 64 printable characters")]
     BadTokenName { name: String },
+    #[error("loading a loop for the dashboard: {0}")]
+    Dashboard(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -5,6 +5,7 @@
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
+use app::pages::loops::{LoopRow, LoopView, LoopsView, RoundRow, TeamLoops};
 use app::pages::team::{TeamMemberView, TeamView, TokenView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -79,14 +80,25 @@ async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, re
     }
 }
 
-/// Loads what the page at `path` shows to `account`, into `extensions`.
+/// Loads what the page at `path` (with `query`) shows to `account`, into
+/// `extensions`.
 pub async fn load(
     state: &AppState,
     path: &str,
+    query: Option<&str>,
     account: &Account,
     extensions: &mut axum::http::Extensions,
 ) -> Result<(), AccountsError> {
-    if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
+    if path == "/loops" {
+        extensions.insert(loops_view(state, account).await?);
+    } else if let Some(name) = path.strip_prefix("/loops/").filter(|name| !name.contains('/')) {
+        let team = query
+            .and_then(|query| serde_urlencoded::from_str::<Vec<(String, String)>>(query).ok())
+            .and_then(|pairs| pairs.into_iter().find(|(key, _)| key == "team").map(|(_, value)| value));
+        if let Some(view) = loop_view(state, account, team.as_deref(), name).await? {
+            extensions.insert(view);
+        }
+    } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
         extensions.insert(admin_view(state).await?);
     } else if let Some(slug) = path.strip_prefix("/teams/").filter(|slug| !slug.contains('/')) {
         if let Some((team, role)) = member_team(state, slug, account).await? {
@@ -94,6 +106,83 @@ pub async fn load(
         }
     }
     Ok(())
+}
+
+fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
+    AccountsError::Dashboard(error.to_string())
+}
+
+async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, AccountsError> {
+    let mut teams = Vec::new();
+    for membership in state.store.memberships(account.id).await? {
+        let loops = state
+            .store
+            .team_loops(membership.team.id)
+            .await
+            .map_err(loops_error)?
+            .into_iter()
+            .map(|summary| LoopRow {
+                name: summary.name,
+                state: summary.current_run.as_ref().map(|run| run.state.clone()),
+                last_class: summary.last_class.map(|class| class.as_str().to_string()),
+                rounds: summary.current_run.as_ref().map_or(0, |run| run.last_round),
+                last_seen_at: summary.current_run.as_ref().map(|run| run.last_seen_at),
+            })
+            .collect();
+        teams.push(TeamLoops { team: membership.team.slug, loops });
+    }
+    Ok(LoopsView { teams })
+}
+
+/// The loop `name` of one of the account's teams (`team` picks which when
+/// several have a loop of that name); `None` when it is not theirs.
+async fn loop_view(
+    state: &AppState,
+    account: &Account,
+    team: Option<&str>,
+    name: &str,
+) -> Result<Option<LoopView>, AccountsError> {
+    for membership in state.store.memberships(account.id).await? {
+        if team.is_some_and(|team| team != membership.team.slug) {
+            continue;
+        }
+        if state.store.loop_id(membership.team.id, name).await.map_err(loops_error)?.is_none() {
+            continue;
+        }
+        let history =
+            state.store.loop_history(membership.team.id, name, None, 0, 1000).await.map_err(loops_error)?;
+        let rounds = history
+            .rounds
+            .iter()
+            .map(|round| {
+                let count = |severity: crate::convergence::Severity| {
+                    round.findings.iter().filter(|f| f.key.severity == severity).count() as u32
+                };
+                RoundRow {
+                    round: round.round,
+                    state: round.state.clone(),
+                    class: round.class.as_str().to_string(),
+                    advice: round.advice.as_str().to_string(),
+                    reason: round.reason.clone(),
+                    blocking: count(crate::convergence::Severity::Blocking),
+                    warnings: count(crate::convergence::Severity::Warning),
+                    infos: count(crate::convergence::Severity::Info),
+                    usd: round.spent.usd,
+                    exit: round.exit.clone(),
+                    error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
+                }
+            })
+            .collect();
+        return Ok(Some(LoopView {
+            team: membership.team.slug,
+            name: name.to_string(),
+            run: history.run.as_ref().map(|run| run.id.clone()),
+            state: history.run.as_ref().map(|run| run.state.clone()),
+            exit: history.run.as_ref().and_then(|run| run.exit.clone()),
+            rounds,
+        }));
+    }
+    Ok(None)
 }
 
 async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {

@@ -200,11 +200,12 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 /// authenticated) skip the lookup.
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
+    let query = request.uri().query().map(str::to_string);
     let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/") || path.contains('.'));
     if wants_viewer {
         if let Some(secret) = cookie(request.headers(), SESSION_COOKIE) {
             let mut extensions = std::mem::take(request.extensions_mut());
-            let viewer = viewer_of(&state, &secret, &path, &mut extensions).await;
+            let viewer = viewer_of(&state, &secret, &path, query.as_deref(), &mut extensions).await;
             *request.extensions_mut() = extensions;
             match viewer {
                 Ok(Some(viewer)) => {
@@ -222,12 +223,13 @@ async fn viewer_of(
     state: &AppState,
     secret: &str,
     path: &str,
+    query: Option<&str>,
     extensions: &mut axum::http::Extensions,
 ) -> Result<Option<Viewer>, super::AccountsError> {
     let Some(account) = state.store.session_account(secret).await? else {
         return Ok(None);
     };
-    super::pages::load(state, path, &account, extensions).await?;
+    super::pages::load(state, path, query, &account, extensions).await?;
     let teams = state
         .store
         .memberships(account.id)

@@ -303,8 +303,8 @@ impl Store {
              spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
              consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
              created_at, finding_keys) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-             $20, $21, $22, $23, $24, $25) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
+             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
         )
         .bind(run.id)
         .bind(loop_id)
@@ -312,8 +312,13 @@ impl Store {
         .bind(&report.state)
         .bind(&body_hash)
         .bind(report.spent.tokens)
-        .bind(report.spent.usd)
-        .bind(report.spent.seconds)
+        // Amounts travel as text and are cast by the database: sqlx 0.8.6's
+        // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
+        // a round with spend after a round without it failed ("incorrect
+        // binary data format"). Rust prints an f64 so that it parses back
+        // to the same value.
+        .bind(report.spent.usd.map(|usd| usd.to_string()))
+        .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
         .bind(report.exit.map(|exit| exit.as_string()))
         .bind(report.error.as_ref().map(|error| error.code.clone()))
         .bind(report.error.as_ref().map(|error| error.body.clone()))

@@ -394,3 +394,49 @@ both_backends! {
         assert!(page.body.contains("Founder seats: 0 taken of 100"));
     }
 }
+
+both_backends! {
+    async fn the_dashboard_shows_a_teams_loops_to_its_members_only(db: TestDb) {
+        let app = app(&db);
+        use server::accounts::TeamRole;
+        db.store.create_team("acme").await.unwrap();
+        db.store.create_team("beta").await.unwrap();
+        db.store.add_team_member("acme", "ada@example.com", TeamRole::Member).await.unwrap();
+        db.store.add_team_member("beta", "bo@example.com", TeamRole::Member).await.unwrap();
+        let token = db.store.create_loop_token("acme", "ci").await.unwrap().secret;
+        let rounds = [
+            r#"{"round":1,"state":"aaaa1111","findings":[{"target":{"id":"a"},"severity":"blocking","criterion":"c","message":"m"},{"target":{"id":"b"},"severity":"warning","criterion":"c","message":"m"}]}"#,
+            r#"{"round":2,"state":"bbbb2222","findings":[{"target":{"id":"a"},"severity":"blocking","criterion":"c","message":"m"}],"spent":{"usd":0.25}}"#,
+            r#"{"round":3,"state":"bbbb2222","findings":[{"target":{"id":"a"},"severity":"blocking","criterion":"c","message":"m"}]}"#,
+        ];
+        for body in rounds {
+            let request = Request::post("/api/v1/loops/drafter/rounds")
+                .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body))
+                .unwrap();
+            let reply = send(&app, request, "127.0.0.1:2").await;
+            assert_eq!(reply.status, StatusCode::OK, "{body}: {}", reply.body);
+        }
+        let ada = sign_in(&app, &db, "ada@example.com").await;
+        let bo = sign_in(&app, &db, "bo@example.com").await;
+
+        assert_eq!(get(&app, "/loops", None).await.status, StatusCode::UNAUTHORIZED);
+        let list = get(&app, "/loops", Some(&ada)).await;
+        assert_eq!(list.status, StatusCode::OK);
+        assert!(list.body.contains("data-testid=\"loop-drafter\""), "{}", list.body);
+        assert!(list.body.contains("fixed_point"));
+        let other = get(&app, "/loops", Some(&bo)).await;
+        assert!(!other.body.contains("drafter"), "another team's loop is not listed");
+
+        let page = get(&app, "/loops/drafter", Some(&ada)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("<svg"), "the chart is drawn on the server");
+        assert!(page.body.contains("aaaa1111 → bbbb2222 ×2"), "repeats collapse");
+        assert!(page.body.contains("$0.25"));
+        assert_eq!(get(&app, "/loops/drafter", Some(&bo)).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/loops/drafter?team=beta", Some(&ada)).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/loops/nothing", Some(&ada)).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(get(&app, "/loops/drafter", None).await.status, StatusCode::UNAUTHORIZED);
+    }
+}

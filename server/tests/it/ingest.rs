@@ -444,3 +444,31 @@ both_backends! {
         assert_eq!(answer["seen_at"], json!([1]));
     }
 }
+
+both_backends! {
+    async fn spend_may_appear_after_rounds_without_it(db: TestDb) {
+        // On PostgreSQL a NULL amount first, then a real one, used to fail
+        // with "incorrect binary data format" (sqlx's Any driver typed the
+        // NULL as float4 in the cached statement).
+        let h = harness(db).await;
+        let (status, _) = h.post("spender", round(1, "a", &["x"], &[])).await;
+        assert_eq!(status, StatusCode::OK);
+        for (index, spent) in [json!({"usd": 0.25}), json!({"seconds": 1.5}), json!({"usd": 1e-9, "seconds": 12345.678})]
+            .into_iter()
+            .enumerate()
+        {
+            let mut next = round(index as u32 + 2, &format!("s{index}"), &["x"], &[]);
+            next["spent"] = spent.clone();
+            let (status, body) = h.post("spender", next).await;
+            assert_eq!(status, StatusCode::OK, "{spent}: {body}");
+        }
+        let (_, history) = h.history("spender", "").await;
+        assert_eq!(history["rounds"][1]["spent"]["usd"], json!(0.25));
+        assert_eq!(history["rounds"][2]["spent"]["seconds"], json!(1.5));
+        assert_eq!(
+            history["rounds"][3]["spent"],
+            json!({"tokens": null, "usd": 1e-9, "seconds": 12345.678}),
+            "amounts keep every digit"
+        );
+    }
+}

@@ -1,0 +1,368 @@
+//! `/loops` and `/loops/{loop}`: a team's connected loops and, for one loop,
+//! its current run as a convergence chart, a state timeline and a table of
+//! rounds. Members only: the server loads the data for the viewer's own
+//! teams; anything else is a 404. Drawn as SVG on the server, so it reads
+//! without JavaScript.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{format_time, set_status, use_page_data, use_viewer};
+
+/// The viewer's teams and their loops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopsView {
+    pub teams: Vec<TeamLoops>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamLoops {
+    pub team: String,
+    pub loops: Vec<LoopRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopRow {
+    pub name: String,
+    /// The current run's state (`running`, `lost`, ...), if it has a run.
+    pub state: Option<String>,
+    pub last_class: Option<String>,
+    pub rounds: u32,
+    pub last_seen_at: Option<i64>,
+}
+
+/// One loop's current run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoopView {
+    pub team: String,
+    pub name: String,
+    pub run: Option<String>,
+    pub state: Option<String>,
+    pub exit: Option<String>,
+    pub rounds: Vec<RoundRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRow {
+    pub round: u32,
+    pub state: String,
+    pub class: String,
+    pub advice: String,
+    pub reason: String,
+    pub blocking: u32,
+    pub warnings: u32,
+    pub infos: u32,
+    pub usd: Option<f64>,
+    pub exit: Option<String>,
+    pub error: Option<String>,
+}
+
+fn refused(viewer_signed_in: bool, what: &'static str) -> AnyView {
+    if viewer_signed_in {
+        set_status(404);
+        view! {
+            <Title text="Not found"/>
+            <section class="not-found" data-testid="not-found">
+                <h1>{what}</h1>
+                <p>"There is nothing here that belongs to one of your teams."</p>
+            </section>
+        }
+        .into_any()
+    } else {
+        set_status(401);
+        view! {
+            <Title text="Loops"/>
+            <section class="narrow">
+                <h1>"Loops"</h1>
+                <p>"Sign in to see your team's loops. " <a href="/signin">"Sign in"</a></p>
+            </section>
+        }
+        .into_any()
+    }
+}
+
+#[component]
+pub fn LoopsPage() -> impl IntoView {
+    let signed_in = use_viewer().is_some();
+    let Some(data) = use_page_data::<LoopsView>() else {
+        return refused(signed_in, "No loops");
+    };
+    let query = use_query_map();
+    let filter = query.with_untracked(|q| q.get("state")).unwrap_or_default();
+    let filters = ["", "running", "blocked", "lost", "done", "failed", "stopped"]
+        .into_iter()
+        .map(|state| {
+            let label = if state.is_empty() { "all" } else { state };
+            let href = if state.is_empty() { "/loops".to_string() } else { format!("/loops?state={state}") };
+            let current = (state == filter).then_some("page");
+            view! { <a href=href rel="external" class="filter" aria-current=current>{label}</a> }
+        })
+        .collect_view();
+    let teams = data
+        .teams
+        .into_iter()
+        .map(|team| {
+            let rows = team
+                .loops
+                .iter()
+                .filter(|row| filter.is_empty() || row.state.as_deref() == Some(filter.as_str()))
+                .map(|row| {
+                    let alarm = matches!(row.state.as_deref(), Some("lost"))
+                        || matches!(row.last_class.as_deref(), Some("fixed_point") | Some("cycle"));
+                    view! {
+                        <tr class:alarm=alarm data-testid=format!("loop-{}", row.name)>
+                            <td>
+                                <a href=format!("/loops/{}?team={}", row.name, team.team) rel="external">
+                                    {row.name.clone()}
+                                </a>
+                            </td>
+                            <td>{row.state.clone().unwrap_or_else(|| "no run".into())}</td>
+                            <td>{row.last_class.clone().unwrap_or_default()}</td>
+                            <td>{row.rounds}</td>
+                            <td>{row.last_seen_at.map(format_time).unwrap_or_default()}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <h2>"Team " <a href=format!("/teams/{}", team.team) rel="external">{team.team.clone()}</a></h2>
+                <table class="data-table">
+                    <thead>
+                        <tr>
+                            <th scope="col">"Loop"</th>
+                            <th scope="col">"Run state"</th>
+                            <th scope="col">"Last class"</th>
+                            <th scope="col">"Rounds"</th>
+                            <th scope="col">"Last activity"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            }
+        })
+        .collect_view();
+    view! {
+        <Title text="Loops"/>
+        <section class="wide-table">
+            <h1>"Loops"</h1>
+            <nav class="filters" aria-label="Filter by run state">{filters}</nav>
+            {teams}
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+pub fn LoopPage() -> impl IntoView {
+    let signed_in = use_viewer().is_some();
+    let Some(data) = use_page_data::<LoopView>() else {
+        return refused(signed_in, "No such loop");
+    };
+    let chart = convergence_chart(&data.rounds);
+    let timeline = state_timeline(&data.rounds);
+    let rows = data
+        .rounds
+        .iter()
+        .map(|round| {
+            view! {
+                <tr>
+                    <td>{round.round}</td>
+                    <td><code>{short(&round.state)}</code></td>
+                    <td>{round.class.clone()}</td>
+                    <td>{round.advice.clone()}</td>
+                    <td>{round.reason.clone()}</td>
+                    <td>{round.blocking}</td>
+                    <td>{round.usd.map(|usd| format!("${usd:.2}")).unwrap_or_default()}</td>
+                    <td>{round.exit.clone().unwrap_or_default()}</td>
+                    <td>
+                        {round.error.clone().map(|error| {
+                            view! {
+                                <details>
+                                    <summary>"error"</summary>
+                                    <pre>{error}</pre>
+                                </details>
+                            }
+                        })}
+                    </td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <Title text=format!("Loop {}", data.name)/>
+        <section class="wide-table">
+            <h1>"Loop " <code>{data.name.clone()}</code></h1>
+            <p class="muted">
+                {format!(
+                    "Team {} · run {} · {}{}",
+                    data.team,
+                    data.run.clone().unwrap_or_else(|| "none yet".into()),
+                    data.state.clone().unwrap_or_else(|| "no run".into()),
+                    data.exit.clone().map(|exit| format!(", ended by {exit}")).unwrap_or_default()
+                )}
+            </p>
+            <h2>"Convergence"</h2>
+            <div class="chart" data-testid="chart" inner_html=chart></div>
+            <h2>"States"</h2>
+            <p class="timeline" data-testid="timeline">{timeline}</p>
+            <h2>"Rounds"</h2>
+            <table class="data-table" data-testid="rounds">
+                <thead>
+                    <tr>
+                        <th scope="col">"Round"</th>
+                        <th scope="col">"State"</th>
+                        <th scope="col">"Class"</th>
+                        <th scope="col">"Advice"</th>
+                        <th scope="col">"Reason"</th>
+                        <th scope="col">"Blocking"</th>
+                        <th scope="col">"Spend"</th>
+                        <th scope="col">"Exit"</th>
+                        <th scope="col"><span class="visually-hidden">"Error"</span></th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </section>
+    }
+    .into_any()
+}
+
+fn short(state: &str) -> String {
+    state.chars().take(8).collect()
+}
+
+/// Repeated states collapse: `b740d1b7 ×5 → 9c2e0a11`.
+pub fn state_timeline(rounds: &[RoundRow]) -> String {
+    let mut runs: Vec<(String, usize)> = Vec::new();
+    for round in rounds {
+        let state = short(&round.state);
+        match runs.last_mut() {
+            Some((last, count)) if *last == state => *count += 1,
+            _ => runs.push((state, 1)),
+        }
+    }
+    runs.into_iter()
+        .map(|(state, count)| if count > 1 { format!("{state} ×{count}") } else { state })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// The convergence chart as SVG: findings per round stacked by severity
+/// (blocking at the bottom), the blocking count as a line, a ring where a
+/// state repeated and a tick where the class changed. Built as text so the
+/// server draws it; every value in it is a number or a fixed word.
+pub fn convergence_chart(rounds: &[RoundRow]) -> String {
+    let (width, height, left, bottom, top) = (640.0_f64, 240.0_f64, 40.0_f64, 30.0_f64, 16.0_f64);
+    let plot_h = height - bottom - top;
+    let plot_w = width - left - 10.0;
+    let most = rounds.iter().map(|r| r.blocking + r.warnings + r.infos).max().unwrap_or(0).max(1);
+    let step = plot_w / rounds.len().max(1) as f64;
+    let bar = (step * 0.7).max(1.0);
+    let y = |value: f64| top + plot_h - value / f64::from(most) * plot_h;
+    let mut svg = format!(
+        r#"<svg viewBox="0 0 {width} {height}" role="img" aria-label="Findings per round, stacked by severity, with the blocking count as a line" xmlns="http://www.w3.org/2000/svg">"#
+    );
+    svg.push_str(&format!(
+        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#4a5361"/><line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="#4a5361"/><text x="{tx}" y="{ty}" font-size="11" text-anchor="end">{most}</text><text x="{tx}" y="{b}" font-size="11" text-anchor="end">0</text>"##,
+        b = top + plot_h,
+        r = left + plot_w,
+        tx = left - 4.0,
+        ty = top + 4.0,
+    ));
+    let mut line = Vec::new();
+    let mut previous_class: Option<&str> = None;
+    for (index, round) in rounds.iter().enumerate() {
+        let x = left + step * index as f64 + (step - bar) / 2.0;
+        let mut base = 0.0;
+        for (count, colour) in
+            [(round.blocking, "#9b1c1c"), (round.warnings, "#8a4b08"), (round.infos, "#3d4f8f")]
+        {
+            if count > 0 {
+                let y0 = y(base);
+                let y1 = y(base + f64::from(count));
+                svg.push_str(&format!(
+                    r#"<rect x="{x:.1}" y="{y1:.1}" width="{bar:.1}" height="{:.1}" fill="{colour}"/>"#,
+                    y0 - y1
+                ));
+                base += f64::from(count);
+            }
+        }
+        let cx = x + bar / 2.0;
+        line.push(format!("{cx:.1},{:.1}", y(f64::from(round.blocking))));
+        svg.push_str(&format!(
+            r##"<circle cx="{cx:.1}" cy="{:.1}" r="3" fill="#1d232b"><title>round {}: {} blocking</title></circle>"##,
+            y(f64::from(round.blocking)),
+            round.round,
+            round.blocking
+        ));
+        if round.class == "fixed_point" || round.class == "cycle" {
+            svg.push_str(&format!(
+                r##"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="#1d232b" stroke-width="2"><title>state repeated</title></circle>"##,
+                y(f64::from(round.blocking))
+            ));
+        }
+        if previous_class.is_some_and(|class| class != round.class) {
+            svg.push_str(&format!(
+                r##"<line x1="{:.1}" y1="{top}" x2="{:.1}" y2="{}" stroke="#9a5b00" stroke-dasharray="3 3"><title>class changed</title></line>"##,
+                x - (step - bar) / 2.0,
+                x - (step - bar) / 2.0,
+                top + plot_h
+            ));
+        }
+        previous_class = Some(&round.class);
+        svg.push_str(&format!(
+            r#"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
+            height - bottom + 14.0,
+            round.round
+        ));
+    }
+    if !line.is_empty() {
+        svg.push_str(&format!(
+            r##"<polyline points="{}" fill="none" stroke="#1d232b" stroke-width="2"/>"##,
+            line.join(" ")
+        ));
+    }
+    svg.push_str(
+        r##"<g font-size="11"><rect x="50" y="2" width="10" height="10" fill="#9b1c1c"/><text x="64" y="11">blocking</text><rect x="130" y="2" width="10" height="10" fill="#8a4b08"/><text x="144" y="11">warning</text><rect x="205" y="2" width="10" height="10" fill="#3d4f8f"/><text x="219" y="11">info</text><text x="270" y="11">line: blocking · ring: state repeated · dashes: class changed</text></g></svg>"##,
+    );
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(n: u32, state: &str, class: &str, blocking: u32) -> RoundRow {
+        RoundRow {
+            round: n,
+            state: state.into(),
+            class: class.into(),
+            advice: "continue".into(),
+            reason: String::new(),
+            blocking,
+            warnings: 1,
+            infos: 0,
+            usd: None,
+            exit: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn repeated_states_collapse_in_the_timeline() {
+        let rounds = [
+            round(1, "aaaaaaaa11", "first", 3),
+            round(2, "bbbbbbbb22", "converging", 2),
+            round(3, "bbbbbbbb22", "fixed_point", 2),
+            round(4, "bbbbbbbb22", "fixed_point", 2),
+        ];
+        assert_eq!(state_timeline(&rounds), "aaaaaaaa → bbbbbbbb ×3");
+        let svg = convergence_chart(&rounds);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches("<title>state repeated</title>").count(), 2);
+        assert_eq!(svg.matches("<title>class changed</title>").count(), 2);
+        assert_eq!(convergence_chart(&[]).matches("<rect").count(), 3, "an empty run draws the legend only");
+    }
+}
