@@ -283,8 +283,8 @@ describe("audit page", () => {
     assert.ok(wasm.some((w) => w.url.endsWith("/pkg/auditor_bg.wasm")), `auditor loaded: ${JSON.stringify(wasm)}`);
     const raw = wasm.reduce((sum, w) => sum + w.raw, 0);
     const encoded = wasm.reduce((sum, w) => sum + w.encoded, 0);
-    for (const w of wasm) console.log(`# audit page wasm ${w.url.split("/").pop()}: ${w.raw} bytes raw, ${w.encoded} bytes on the wire (gzip)`);
-    console.log(`# audit page wasm total: ${raw} bytes raw, ${encoded} bytes gzip (budget 1,200,000 gzip)`);
+    for (const w of wasm) console.log(`# audit page wasm ${w.url.split("/").pop()}: ${w.raw} bytes raw, ${w.encoded} bytes on the wire (precompressed brotli)`);
+    console.log(`# audit page wasm total: ${raw} bytes raw, ${encoded} bytes on the wire (budget 1,200,000 compressed)`);
     console.log(`# navigation to first in-browser verdict: ${firstVerdict.toFixed(0)} ms (budget 1000 ms)`);
 
     // Re-audit of a 2,000-line file: the worker times each audit; take the

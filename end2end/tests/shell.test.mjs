@@ -49,7 +49,8 @@ describe("site shell", () => {
     const file = join(siteRoot, "pkg", "fixedpoint_bg.wasm");
     const raw = statSync(file).size;
     const gz = gzipSync(readFileSync(file), { level: 9 }).length;
-    console.log(`# home page wasm: ${raw} bytes raw, ${gz} bytes gzip -9`);
+    const br = statSync(file + ".br").size;
+    console.log(`# home page wasm: ${raw} bytes raw, ${gz} bytes gzip -9, ${br} bytes brotli (what the browser downloads)`);
     await page.close();
   });
 

@@ -15,6 +15,7 @@ use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
@@ -127,6 +128,12 @@ pub fn router(state: AppState) -> Router {
             routes,
             move || provide_page_context(&context_state),
             move || app::shell(leptos_options.clone()),
+        )
+        // The bundle, from the brotli or gzip copies build-site made when the
+        // browser takes them; a missing file is a plain 404.
+        .nest_service(
+            "/pkg",
+            ServeDir::new(state.config.site_root.join("pkg")).precompressed_br().precompressed_gzip(),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))

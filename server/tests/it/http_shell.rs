@@ -66,3 +66,50 @@ both_backends! {
         assert!(body.contains("User-agent"));
     }
 }
+
+/// The bundle is served from the precompressed copies build-site writes:
+/// brotli when the browser takes it, else gzip, else the file as it is; a
+/// missing file is a 404, never the HTML of a page.
+#[tokio::test]
+async fn the_bundle_is_served_precompressed() {
+    let db = crate::support::sqlite().await;
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("app.js"), "plain").unwrap();
+    std::fs::write(pkg.join("app.js.br"), "brotli bytes").unwrap();
+    std::fs::write(pkg.join("app.js.gz"), "gzip bytes").unwrap();
+    let root = site.path().to_string_lossy().into_owned();
+    let url = db.url.clone();
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(url.clone()),
+        "LEPTOS_SITE_ROOT" => Some(root.clone()),
+        _ => None,
+    })
+    .unwrap();
+    let app = web::router(AppState::new(config, db.store.clone()));
+    let fetch = |encoding: &'static str, path: &'static str| {
+        let app = app.clone();
+        async move {
+            let request = Request::get(path).header("accept-encoding", encoding).body(Body::empty()).unwrap();
+            let response = app.oneshot(request).await.unwrap();
+            let status = response.status();
+            let encoding =
+                response.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_string());
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (status, encoding, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    assert_eq!(
+        fetch("gzip, br", "/pkg/app.js").await,
+        (StatusCode::OK, Some("br".into()), "brotli bytes".into())
+    );
+    assert_eq!(
+        fetch("gzip", "/pkg/app.js").await,
+        (StatusCode::OK, Some("gzip".into()), "gzip bytes".into())
+    );
+    assert_eq!(fetch("identity", "/pkg/app.js").await, (StatusCode::OK, None, "plain".into()));
+    let (status, _, body) = fetch("gzip", "/pkg/missing.js").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(!body.contains("<html"), "no page for a missing file");
+}
