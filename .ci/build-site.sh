@@ -23,9 +23,9 @@ wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint
 wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
-cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-release --quiet
+cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet
 wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/auditor_wasm.wasm"
+  "$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
 # A grammar's scanner that calls a libc function outside tree-sitter's shim
 # would import it from "env" and the module would fail to instantiate.
 node -e '
