@@ -119,6 +119,8 @@ describe("accounts", () => {
     await page.getByTestId("loop-nightly").getByRole("link").click();
     await page.getByTestId("chart").locator("svg").waitFor();
     assert.match(await page.getByTestId("timeline").innerText(), /^a1$/);
+    await page.getByTestId("stop").click();
+    await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: true });
     await page.goto(`${server.base}/teams/acme`);
     assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);

@@ -42,6 +42,11 @@ pub struct LoopView {
     pub state: Option<String>,
     pub exit: Option<String>,
     pub rounds: Vec<RoundRow>,
+    /// Operator controls the loop has not collected yet.
+    pub pending_stop: bool,
+    pub pending_steer: Option<String>,
+    /// The outcome of the last control, or why it was refused.
+    pub notice: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +208,8 @@ pub fn LoopPage() -> impl IntoView {
                     data.exit.clone().map(|exit| format!(", ended by {exit}")).unwrap_or_default()
                 )}
             </p>
+            {data.notice.clone().map(|notice| view! { <p class="notice-box" role="status" data-testid="loop-notice">{notice}</p> })}
+            <OperatorControls data=data.clone()/>
             <h2>"Convergence"</h2>
             <div class="chart" data-testid="chart" inner_html=chart></div>
             <h2>"States"</h2>
@@ -227,6 +234,40 @@ pub fn LoopPage() -> impl IntoView {
         </section>
     }
     .into_any()
+}
+
+/// STOP and STEER: stored for the loop and delivered once, in the answer
+/// to its next round; shown as pending until then.
+#[component]
+fn OperatorControls(data: LoopView) -> impl IntoView {
+    let action = format!("/loops/{}?team={}", data.name, data.team);
+    let pending = match (data.pending_stop, data.pending_steer.clone()) {
+        (false, None) => None,
+        (stop, steer) => Some(format!(
+            "Pending until the loop's next round: {}{}{}",
+            if stop { "STOP" } else { "" },
+            if stop && steer.is_some() { " and " } else { "" },
+            steer.map(|note| format!("STEER \"{note}\"")).unwrap_or_default()
+        )),
+    };
+    view! {
+        <section class="controls" aria-labelledby="controls-heading">
+            <h2 id="controls-heading">"Operator"</h2>
+            {pending.map(|text| view! { <p class="pending" data-testid="pending">{text}</p> })}
+            <div class="control-forms">
+                <form method="post" action=action.clone()>
+                    <input type="hidden" name="action" value="stop"/>
+                    <button type="submit" class="button button-danger" data-testid="stop">"STOP the loop"</button>
+                </form>
+                <form method="post" action=action class="steer-form">
+                    <input type="hidden" name="action" value="steer"/>
+                    <label for="steer-note">"STEER: a short note for the loop's next round"</label>
+                    <textarea id="steer-note" name="note" rows="2" maxlength="4000" required></textarea>
+                    <button type="submit" class="button" data-testid="steer">"Send note"</button>
+                </form>
+            </div>
+        </section>
+    }
 }
 
 fn short(state: &str) -> String {

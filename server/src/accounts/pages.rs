@@ -26,7 +26,7 @@ const FOUNDER_SEATS: u32 = 100;
 /// (a notice, a token shown once) is the page at the address the browser
 /// shows; `action` says which form it was.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/teams/{slug}", post(team_action))
+    Router::new().route("/teams/{slug}", post(team_action)).route("/loops/{loop}", post(loop_control))
 }
 
 #[derive(Debug, Deserialize)]
@@ -134,23 +134,53 @@ async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, Ac
     Ok(LoopsView { teams })
 }
 
-/// The loop `name` of one of the account's teams (`team` picks which when
-/// several have a loop of that name); `None` when it is not theirs.
+/// The team (of the account's) that has the loop `name`: `team` picks
+/// which when several do. `None` when it is not theirs.
+async fn loop_team(
+    state: &AppState,
+    account: &Account,
+    team: Option<&str>,
+    name: &str,
+) -> Result<Option<Team>, AccountsError> {
+    for membership in state.store.memberships(account.id).await? {
+        if team.is_some_and(|team| team != membership.team.slug) {
+            continue;
+        }
+        if state.store.loop_id(membership.team.id, name).await.map_err(loops_error)?.is_some() {
+            return Ok(Some(membership.team));
+        }
+    }
+    Ok(None)
+}
+
+/// The loop `name` of one of the account's teams; `None` when it is not
+/// theirs.
 async fn loop_view(
     state: &AppState,
     account: &Account,
     team: Option<&str>,
     name: &str,
 ) -> Result<Option<LoopView>, AccountsError> {
-    for membership in state.store.memberships(account.id).await? {
-        if team.is_some_and(|team| team != membership.team.slug) {
-            continue;
-        }
-        if state.store.loop_id(membership.team.id, name).await.map_err(loops_error)?.is_none() {
-            continue;
-        }
+    match loop_team(state, account, team, name).await? {
+        Some(team) => loop_view_of(state, &team, name, None).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+async fn loop_view_of(
+    state: &AppState,
+    team: &Team,
+    name: &str,
+    notice: Option<String>,
+) -> Result<LoopView, AccountsError> {
+    let summary =
+        state.store.team_loops(team.id).await.map_err(loops_error)?.into_iter().find(|l| l.name == name);
+    let (pending_stop, pending_steer) =
+        summary.map(|summary| (summary.pending.stop, summary.pending.steer)).unwrap_or((false, None));
+    {
+        let membership = team;
         let history =
-            state.store.loop_history(membership.team.id, name, None, 0, 1000).await.map_err(loops_error)?;
+            state.store.loop_history(membership.id, name, None, 0, 1000).await.map_err(loops_error)?;
         let rounds = history
             .rounds
             .iter()
@@ -173,16 +203,74 @@ async fn loop_view(
                 }
             })
             .collect();
-        return Ok(Some(LoopView {
-            team: membership.team.slug,
+        Ok(LoopView {
+            team: membership.slug.clone(),
             name: name.to_string(),
             run: history.run.as_ref().map(|run| run.id.clone()),
             state: history.run.as_ref().map(|run| run.state.clone()),
             exit: history.run.as_ref().and_then(|run| run.exit.clone()),
             rounds,
-        }));
+            pending_stop,
+            pending_steer,
+            notice,
+        })
     }
-    Ok(None)
+}
+
+#[derive(Debug, Deserialize)]
+struct ControlForm {
+    action: Option<String>,
+    note: Option<String>,
+}
+
+/// STOP and STEER from the loop page, for any member of the loop's team.
+async fn loop_control(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    axum::extract::Query(query): axum::extract::Query<Vec<(String, String)>>,
+    request: Request,
+) -> Response {
+    let Some(secret) = super::web::cookie(request.headers(), super::web::SESSION_COOKIE) else {
+        return StatusCode::UNAUTHORIZED.into_response();
+    };
+    let account = match state.store.session_account(&secret).await {
+        Ok(Some(account)) => account,
+        Ok(None) => return StatusCode::UNAUTHORIZED.into_response(),
+        Err(error) => return internal(error),
+    };
+    let team_param = query.into_iter().find(|(key, _)| key == "team").map(|(_, value)| value);
+    let team = match loop_team(&state, &account, team_param.as_deref(), &name).await {
+        Ok(Some(team)) => team,
+        Ok(None) => return StatusCode::NOT_FOUND.into_response(),
+        Err(error) => return internal(error),
+    };
+    let (parts, body) = request.into_parts();
+    let form = read::<ControlForm>(body).await;
+    let outcome = match form.as_ref().and_then(|form| form.action.as_deref()) {
+        Some("stop") => state
+            .store
+            .request_loop_stop(team.id, &name)
+            .await
+            .map(|()| "STOP is pending: the loop gets it with the answer to its next round.".to_string()),
+        Some("steer") => {
+            let note = form.as_ref().and_then(|form| form.note.clone()).unwrap_or_default();
+            state.store.set_loop_steer(team.id, &name, Some(note.trim())).await.map(|()| {
+                "The note is pending: the loop gets it with the answer to its next round.".to_string()
+            })
+        }
+        _ => Err(crate::loops::LoopsError::invalid(Some("action"), "action must be stop or steer")),
+    };
+    let (status, notice) = match outcome {
+        Ok(notice) => (StatusCode::OK, notice),
+        Err(error) if error.status() == StatusCode::BAD_REQUEST => {
+            (StatusCode::BAD_REQUEST, error.to_string())
+        }
+        Err(error) => return internal(loops_error(error)),
+    };
+    match loop_view_of(&state, &team, &name, Some(notice)).await {
+        Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
+        Err(error) => internal(error),
+    }
 }
 
 async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {

@@ -438,5 +438,28 @@ both_backends! {
         assert_eq!(get(&app, "/loops/drafter?team=beta", Some(&ada)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/loops/nothing", Some(&ada)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/loops/drafter", None).await.status, StatusCode::UNAUTHORIZED);
+
+        // STOP and STEER: members only, pending until the next round takes them.
+        assert_eq!(post_form(&app, "/loops/drafter", "action=stop", Some(&bo)).await.status, StatusCode::NOT_FOUND);
+        assert_eq!(post_form(&app, "/loops/drafter", "action=stop", None).await.status, StatusCode::UNAUTHORIZED);
+        let odd = post_form(&app, "/loops/drafter", "action=explode", Some(&ada)).await;
+        assert_eq!(odd.status, StatusCode::BAD_REQUEST);
+        let empty = post_form(&app, "/loops/drafter", "action=steer&note=%20", Some(&ada)).await;
+        assert_eq!(empty.status, StatusCode::BAD_REQUEST);
+        assert!(empty.body.contains("steer must be"), "{}", empty.body);
+        let stop = post_form(&app, "/loops/drafter?team=acme", "action=stop", Some(&ada)).await;
+        assert_eq!(stop.status, StatusCode::OK, "{}", stop.body);
+        let steer = post_form(&app, "/loops/drafter", "action=steer&note=focus+on+tests", Some(&ada)).await;
+        assert!(steer.body.contains("Pending until the loop&#x27;s next round: STOP and STEER")
+            || steer.body.contains("Pending until the loop's next round: STOP and STEER"), "{}", steer.body);
+        let request = Request::post("/api/v1/loops/drafter/rounds")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(r#"{"round":4,"state":"cccc3333","findings":[]}"#))
+            .unwrap();
+        let answer = send(&app, request, "127.0.0.1:2").await;
+        assert!(answer.body.contains("\"stop\":true") && answer.body.contains("focus on tests"), "{}", answer.body);
+        let after = get(&app, "/loops/drafter", Some(&ada)).await;
+        assert!(!after.body.contains("data-testid=\"pending\""), "delivered once, then no longer pending");
     }
 }
