@@ -47,6 +47,18 @@ pub struct LoopView {
     pub pending_steer: Option<String>,
     /// The outcome of the last control, or why it was refused.
     pub notice: Option<String>,
+    /// Two rounds compared (`?a=&b=`, by default the last two).
+    pub diff: Option<DiffView>,
+}
+
+/// The findings of round `b` against round `a`, by key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffView {
+    pub a: u32,
+    pub b: u32,
+    pub new: Vec<String>,
+    pub resolved: Vec<String>,
+    pub persisting: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,6 +224,7 @@ pub fn LoopPage() -> impl IntoView {
             <OperatorControls data=data.clone()/>
             <h2>"Convergence"</h2>
             <div class="chart" data-testid="chart" inner_html=chart></div>
+            {data.diff.clone().map(|diff| view! { <DiffSection diff rounds=data.rounds.iter().map(|r| r.round).collect() name=data.name.clone() team=data.team.clone()/> })}
             <h2>"States"</h2>
             <p class="timeline" data-testid="timeline">{timeline}</p>
             <h2>"Rounds"</h2>
@@ -234,6 +247,41 @@ pub fn LoopPage() -> impl IntoView {
         </section>
     }
     .into_any()
+}
+
+/// The difference between two rounds, with a plain GET form to pick them.
+#[component]
+fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> impl IntoView {
+    let options = move |selected: u32| {
+        rounds
+            .iter()
+            .map(|&round| view! { <option value=round.to_string() selected=round == selected>{round}</option> })
+            .collect_view()
+    };
+    let list = |title: &'static str, testid: &'static str, keys: Vec<String>| {
+        view! {
+            <div class="diff-column" data-testid=testid>
+                <h3>{format!("{title} ({})", keys.len())}</h3>
+                <ul class="plain-list">{keys.into_iter().map(|key| view! { <li><code>{key}</code></li> }).collect_view()}</ul>
+            </div>
+        }
+    };
+    view! {
+        <h2>"Between two rounds"</h2>
+        <form method="get" action=format!("/loops/{name}") class="diff-form">
+            <input type="hidden" name="team" value=team/>
+            <label for="diff-a">"Round"</label>
+            <select id="diff-a" name="a">{options(diff.a)}</select>
+            <label for="diff-b">"against round"</label>
+            <select id="diff-b" name="b">{options(diff.b)}</select>
+            <button type="submit" class="button button-small">"Compare"</button>
+        </form>
+        <div class="diff">
+            {list("New", "diff-new", diff.new)}
+            {list("Resolved", "diff-resolved", diff.resolved)}
+            {list("Persisting", "diff-persisting", diff.persisting)}
+        </div>
+    }
 }
 
 /// STOP and STEER: stored for the loop and delivered once, in the answer

@@ -5,7 +5,7 @@
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
-use app::pages::loops::{LoopRow, LoopView, LoopsView, RoundRow, TeamLoops};
+use app::pages::loops::{DiffView, LoopRow, LoopView, LoopsView, RoundRow, TeamLoops};
 use app::pages::team::{TeamMemberView, TeamView, TokenView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -92,10 +92,13 @@ pub async fn load(
     if path == "/loops" {
         extensions.insert(loops_view(state, account).await?);
     } else if let Some(name) = path.strip_prefix("/loops/").filter(|name| !name.contains('/')) {
-        let team = query
+        let pairs = query
             .and_then(|query| serde_urlencoded::from_str::<Vec<(String, String)>>(query).ok())
-            .and_then(|pairs| pairs.into_iter().find(|(key, _)| key == "team").map(|(_, value)| value));
-        if let Some(view) = loop_view(state, account, team.as_deref(), name).await? {
+            .unwrap_or_default();
+        let param = |name: &str| pairs.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
+        let team = param("team");
+        let pick = (param("a").and_then(|a| a.parse().ok()), param("b").and_then(|b| b.parse().ok()));
+        if let Some(view) = loop_view(state, account, team.as_deref(), name, pick).await? {
             extensions.insert(view);
         }
     } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
@@ -160,9 +163,10 @@ async fn loop_view(
     account: &Account,
     team: Option<&str>,
     name: &str,
+    pick: (Option<u32>, Option<u32>),
 ) -> Result<Option<LoopView>, AccountsError> {
     match loop_team(state, account, team, name).await? {
-        Some(team) => loop_view_of(state, &team, name, None).await.map(Some),
+        Some(team) => loop_view_of(state, &team, name, None, pick).await.map(Some),
         None => Ok(None),
     }
 }
@@ -172,6 +176,7 @@ async fn loop_view_of(
     team: &Team,
     name: &str,
     notice: Option<String>,
+    pick: (Option<u32>, Option<u32>),
 ) -> Result<LoopView, AccountsError> {
     let summary =
         state.store.team_loops(team.id).await.map_err(loops_error)?.into_iter().find(|l| l.name == name);
@@ -203,6 +208,7 @@ async fn loop_view_of(
                 }
             })
             .collect();
+        let diff = round_diff(&history.rounds, pick);
         Ok(LoopView {
             team: membership.slug.clone(),
             name: name.to_string(),
@@ -213,8 +219,48 @@ async fn loop_view_of(
             pending_stop,
             pending_steer,
             notice,
+            diff,
         })
     }
+}
+
+/// Rounds `a` and `b` compared by finding key; by default the last two.
+fn round_diff(rounds: &[crate::loops::HistoryRound], pick: (Option<u32>, Option<u32>)) -> Option<DiffView> {
+    let find = |n: u32| rounds.iter().find(|round| round.round == n);
+    let (a, b) = match pick {
+        (Some(a), Some(b)) => (find(a)?, find(b)?),
+        _ if rounds.len() >= 2 => (&rounds[rounds.len() - 2], &rounds[rounds.len() - 1]),
+        _ => return None,
+    };
+    let keys = |round: &crate::loops::HistoryRound| -> Vec<crate::convergence::FindingKey> {
+        round.findings.iter().map(|finding| finding.key.clone()).collect()
+    };
+    let diff = crate::convergence::diff_rounds(&keys(a), &keys(b));
+    let spell = |keys: Vec<crate::convergence::FindingKey>| keys.iter().map(describe_key).collect();
+    Some(DiffView {
+        a: a.round,
+        b: b.round,
+        new: spell(diff.new),
+        resolved: spell(diff.resolved),
+        persisting: spell(diff.persisting),
+    })
+}
+
+/// `draft.md:4-9 blocking word-floor`, or `budget:tokens warning spend`.
+fn describe_key(key: &crate::convergence::FindingKey) -> String {
+    let target = match &key.target {
+        crate::convergence::Target::Code { path, start_line, end_line } => match end_line {
+            Some(end) if end != start_line => format!("{path}:{start_line}-{end}"),
+            _ => format!("{path}:{start_line}"),
+        },
+        crate::convergence::Target::Other { id } => id.clone(),
+    };
+    let severity = match key.severity {
+        crate::convergence::Severity::Blocking => "blocking",
+        crate::convergence::Severity::Warning => "warning",
+        crate::convergence::Severity::Info => "info",
+    };
+    format!("{target} {severity} {}", key.criterion)
 }
 
 #[derive(Debug, Deserialize)]
@@ -267,7 +313,7 @@ async fn loop_control(
         }
         Err(error) => return internal(loops_error(error)),
     };
-    match loop_view_of(&state, &team, &name, Some(notice)).await {
+    match loop_view_of(&state, &team, &name, Some(notice), (None, None)).await {
         Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
         Err(error) => internal(error),
     }

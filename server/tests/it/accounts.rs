@@ -439,6 +439,16 @@ both_backends! {
         assert_eq!(get(&app, "/loops/nothing", Some(&ada)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/loops/drafter", None).await.status, StatusCode::UNAUTHORIZED);
 
+        // Two rounds compared by finding key: the last two by default.
+        assert!(page.body.contains("Persisting (1)") && page.body.contains("a blocking c"), "{}", page.body);
+        let picked = get(&app, "/loops/drafter?a=1&b=2", Some(&ada)).await;
+        let resolved = picked.body.find("data-testid=\"diff-resolved\"").unwrap();
+        assert!(picked.body[resolved..].contains("b warning c"), "round 2 resolved the warning");
+        assert!(picked.body.contains("New (0)"));
+        let missing = get(&app, "/loops/drafter?a=1&b=99", Some(&ada)).await;
+        assert_eq!(missing.status, StatusCode::OK);
+        assert!(!missing.body.contains("Between two rounds"), "no diff for a round that does not exist");
+
         // STOP and STEER: members only, pending until the next round takes them.
         assert_eq!(post_form(&app, "/loops/drafter", "action=stop", Some(&bo)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(post_form(&app, "/loops/drafter", "action=stop", None).await.status, StatusCode::UNAUTHORIZED);
