@@ -133,6 +133,18 @@ describe("accounts", () => {
     await page.getByTestId("team-notice").filter({ hasText: "Added new@example.com" }).waitFor();
     assert.match((await smtp.nextMail("new@example.com")).subject, /added to a team/);
 
+    // Phone width: the account pages never scroll sideways (wide tables
+    // scroll inside their own box).
+    await page.setViewportSize({ width: 360, height: 800 });
+    for (const path of ["/loops", "/loops/nightly", "/teams/acme", "/account"]) {
+      await page.goto(`${server.base}${path}`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+      assert.equal(overflow, false, `no horizontal scroll at 360 px on ${path}`);
+    }
+    await page.goto(`${server.base}/loops/nightly`);
+    await page.screenshot({ path: join(SHOTS, "loop-phone.png"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 720 });
+
     await page.goto(`${server.base}/admin/outbox`);
     assert.match(await page.getByTestId("outbox").innerText(), /You were added to a team/);
     assert.match(await page.getByTestId("admin-accounts").innerText(), /new@example\.com/);

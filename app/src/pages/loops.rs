@@ -49,6 +49,20 @@ pub struct LoopView {
     pub notice: Option<String>,
     /// Two rounds compared (`?a=&b=`, by default the last two).
     pub diff: Option<DiffView>,
+    /// The loop's runs, newest first.
+    pub runs: Vec<RunRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRow {
+    pub id: String,
+    pub state: String,
+    /// The exit that ended it, and whether that exit was a bound (it was
+    /// stopped) or a detection (it knew it was done).
+    pub exit: Option<String>,
+    pub ended_by: Option<String>,
+    pub rounds: u32,
+    pub started_at: i64,
 }
 
 /// The findings of round `b` against round `a`, by key.
@@ -227,6 +241,41 @@ pub fn LoopPage() -> impl IntoView {
             {data.diff.clone().map(|diff| view! { <DiffSection diff rounds=data.rounds.iter().map(|r| r.round).collect() name=data.name.clone() team=data.team.clone()/> })}
             <h2>"States"</h2>
             <p class="timeline" data-testid="timeline">{timeline}</p>
+            <h2>"Runs"</h2>
+            <table class="data-table" data-testid="runs">
+                <thead>
+                    <tr>
+                        <th scope="col">"Run"</th>
+                        <th scope="col">"State"</th>
+                        <th scope="col">"Ended by"</th>
+                        <th scope="col">"Rounds"</th>
+                        <th scope="col">"Started"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {data
+                        .runs
+                        .iter()
+                        .map(|run| {
+                            view! {
+                                <tr>
+                                    <td><code>{run.id.clone()}</code></td>
+                                    <td>{run.state.clone()}</td>
+                                    <td>
+                                        {match (&run.exit, &run.ended_by) {
+                                            (Some(exit), Some(how)) => format!("{exit} ({how})"),
+                                            (Some(exit), None) => exit.clone(),
+                                            _ => String::new(),
+                                        }}
+                                    </td>
+                                    <td>{run.rounds}</td>
+                                    <td>{format_time(run.started_at)}</td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
             <h2>"Rounds"</h2>
             <table class="data-table" data-testid="rounds">
                 <thead>

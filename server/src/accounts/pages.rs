@@ -5,7 +5,7 @@
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
-use app::pages::loops::{DiffView, LoopRow, LoopView, LoopsView, RoundRow, TeamLoops};
+use app::pages::loops::{DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
 use app::pages::team::{TeamMemberView, TeamView, TokenView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -209,6 +209,21 @@ async fn loop_view_of(
             })
             .collect();
         let diff = round_diff(&history.rounds, pick);
+        let runs = state
+            .store
+            .loop_runs(membership.id, name, 50)
+            .await
+            .map_err(loops_error)?
+            .into_iter()
+            .map(|run| RunRow {
+                ended_by: run.exit.as_deref().and_then(exit_kind).map(str::to_string),
+                id: run.id,
+                state: run.state,
+                exit: run.exit,
+                rounds: run.last_round,
+                started_at: run.started_at,
+            })
+            .collect();
         Ok(LoopView {
             team: membership.slug.clone(),
             name: name.to_string(),
@@ -220,8 +235,20 @@ async fn loop_view_of(
             pending_steer,
             notice,
             diff,
+            runs,
         })
     }
+}
+
+/// Whether an exit id ends a run as a bound or a detection (PRODUCT.md's
+/// taxonomy), in the words the page uses.
+fn exit_kind(exit: &str) -> Option<&'static str> {
+    let id = auditor::ExitId::ALL.into_iter().find(|id| id.as_str() == exit)?;
+    Some(match id.kind() {
+        auditor::ExitKind::Detect => "detection",
+        auditor::ExitKind::Bound => "bound",
+        auditor::ExitKind::External => "external",
+    })
 }
 
 /// Rounds `a` and `b` compared by finding key; by default the last two.

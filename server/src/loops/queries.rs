@@ -419,6 +419,20 @@ impl Store {
         Ok(run_summary(columns))
     }
 
+    /// The runs of a team's loop, newest first, at most `limit`.
+    pub async fn loop_runs(
+        &self,
+        team_id: i64,
+        loop_name: &str,
+        limit: u32,
+    ) -> Result<Vec<RunSummary>, LoopsError> {
+        let loop_id = self.existing_loop(team_id, loop_name).await?;
+        let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE loop_id = $1 ORDER BY id DESC LIMIT $2");
+        let rows: Vec<RunColumns> =
+            sqlx::query_as(&sql).bind(loop_id).bind(i64::from(limit)).fetch_all(self.pool()).await?;
+        Ok(rows.into_iter().map(run_summary).collect())
+    }
+
     /// The loops of a team with their current run and last class, by name.
     pub async fn team_loops(&self, team_id: i64) -> Result<Vec<LoopSummary>, LoopsError> {
         #[allow(clippy::type_complexity)]

@@ -469,7 +469,15 @@ both_backends! {
             .unwrap();
         let answer = send(&app, request, "127.0.0.1:2").await;
         assert!(answer.body.contains("\"stop\":true") && answer.body.contains("focus on tests"), "{}", answer.body);
+        let ended = Request::post("/api/v1/loops/drafter/rounds")
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(r#"{"round":5,"state":"dddd4444","findings":[],"exit":"E1"}"#))
+            .unwrap();
+        assert_eq!(send(&app, ended, "127.0.0.1:2").await.status, StatusCode::OK);
         let after = get(&app, "/loops/drafter", Some(&ada)).await;
+        let runs = after.body.find("data-testid=\"runs\"").unwrap();
+        assert!(after.body[runs..].contains("E1 (detection)"), "the run's exit and its kind");
         assert!(!after.body.contains("data-testid=\"pending\""), "delivered once, then no longer pending");
     }
 }
