@@ -145,7 +145,7 @@ pub fn LoopsPage() -> impl IntoView {
                     view! {
                         <tr class:alarm=alarm data-testid=format!("loop-{}", row.name)>
                             <td>
-                                <a href=format!("/loops/{}?team={}", row.name, team.team) rel="external">
+                                <a href=format!("/loops/{}?team={}", path_segment(&row.name), team.team) rel="external">
                                     {row.name.clone()}
                                 </a>
                             </td>
@@ -317,7 +317,7 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
     };
     view! {
         <h2>"Between two rounds"</h2>
-        <form method="get" action=format!("/loops/{name}") class="diff-form">
+        <form method="get" action=format!("/loops/{}", path_segment(&name)) class="diff-form">
             <input type="hidden" name="team" value=team/>
             <label for="diff-a">"Round"</label>
             <select id="diff-a" name="a">{options(diff.a)}</select>
@@ -337,7 +337,7 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
 /// to its next round; shown as pending until then.
 #[component]
 fn OperatorControls(data: LoopView) -> impl IntoView {
-    let action = format!("/loops/{}?team={}", data.name, data.team);
+    let action = format!("/loops/{}?team={}", path_segment(&data.name), data.team);
     let pending = match (data.pending_stop, data.pending_steer.clone()) {
         (false, None) => None,
         (stop, steer) => Some(format!(
@@ -365,6 +365,20 @@ fn OperatorControls(data: LoopView) -> impl IntoView {
             </div>
         </section>
     }
+}
+
+/// A loop name as one path segment: everything but unreserved characters
+/// percent-encoded (names may hold `?`, `#`, `%` or spaces).
+pub fn path_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
 }
 
 fn short(state: &str) -> String {
@@ -486,6 +500,12 @@ mod tests {
             exit: None,
             error: None,
         }
+    }
+
+    #[test]
+    fn loop_names_become_one_path_segment() {
+        assert_eq!(path_segment("drafter-2"), "drafter-2");
+        assert_eq!(path_segment("a b?c#d%é"), "a%20b%3Fc%23d%25%C3%A9");
     }
 
     #[test]

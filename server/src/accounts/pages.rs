@@ -92,6 +92,10 @@ pub async fn load(
     if path == "/loops" {
         extensions.insert(loops_view(state, account).await?);
     } else if let Some(name) = path.strip_prefix("/loops/").filter(|name| !name.contains('/')) {
+        // Loop names may hold any printable character but `/`: the page's
+        // links percent-encode them.
+        let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+        let name = name.as_ref();
         let pairs = query
             .and_then(|query| serde_urlencoded::from_str::<Vec<(String, String)>>(query).ok())
             .unwrap_or_default();
