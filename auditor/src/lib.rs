@@ -92,6 +92,26 @@ pub enum ExitKind {
     External,
 }
 
+impl ExitKind {
+    /// The kind as written in reports: `"DETECT"`, `"BOUND"`, `"EXTERNAL"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExitKind::Detect => "DETECT",
+            ExitKind::Bound => "BOUND",
+            ExitKind::External => "EXTERNAL",
+        }
+    }
+
+    /// The kind in lowercase, for CSS classes.
+    pub fn css_class(self) -> &'static str {
+        match self {
+            ExitKind::Detect => "detect",
+            ExitKind::Bound => "bound",
+            ExitKind::External => "external",
+        }
+    }
+}
+
 /// One of the eight exits of the taxonomy. The ids `E1`..`E8` are a public
 /// contract: other tools key on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -31,11 +31,7 @@ fn render_file(file: &FileReport, out: &mut String) {
         ));
     }
     for exit in &file.exits {
-        let kind = match exit.kind {
-            ExitKind::Detect => "DETECT",
-            ExitKind::Bound => "BOUND",
-            ExitKind::External => "EXTERNAL",
-        };
+        let kind = exit.kind.as_str();
         let yes = if exit.found { "yes" } else { "no " };
         out.push_str(&format!("  {}  {}  {:<16} [{}]\n", exit.id.as_str(), yes, exit.label, kind));
         for evidence in &exit.evidence {
@@ -98,7 +94,7 @@ fn markdown_file(file: &FileReport, out: &mut String) {
             exit.id.as_str(),
             exit.label,
             if exit.found { "yes" } else { "no" },
-            kind_name(exit.kind),
+            exit.kind.as_str(),
             evidence.join("<br>").replace('|', "\\|")
         ));
     }
@@ -119,14 +115,6 @@ fn markdown_file(file: &FileReport, out: &mut String) {
             let at = warning.start_line.map(|line| format!(" (L{line})")).unwrap_or_default();
             out.push_str(&format!("- `{}`{at}: {}\n", warning.code, warning.message));
         }
-    }
-}
-
-fn kind_name(kind: ExitKind) -> &'static str {
-    match kind {
-        ExitKind::Detect => "DETECT",
-        ExitKind::Bound => "BOUND",
-        ExitKind::External => "EXTERNAL",
     }
 }
 

@@ -1,4 +1,4 @@
-use auditor::{ExitId, ExitKind};
+use auditor::ExitId;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -50,7 +50,7 @@ fn ExitExplorer() -> impl IntoView {
                         view! {
                             <button
                                 type="button"
-                                class=move || format!("exit-chip kind-{}", kind_class(exit.kind()))
+                                class=move || format!("exit-chip kind-{}", exit.kind().css_class())
                                 aria-pressed=move || (selected.get() == exit).to_string()
                                 data-testid=format!("chip-{}", exit.as_str())
                                 on:click=move |_| set_selected.set(exit)
@@ -70,8 +70,8 @@ fn ExitExplorer() -> impl IntoView {
                         <p>
                             <strong>{format!("{} {}", exit.as_str(), exit.label())}</strong>
                             " "
-                            <span class=format!("kind-badge kind-{}", kind_class(exit.kind()))>
-                                {kind_name(exit.kind())}
+                            <span class=format!("kind-badge kind-{}", exit.kind().css_class())>
+                                {exit.kind().as_str()}
                             </span>
                         </p>
                         <p>{exit.description()}</p>
@@ -85,21 +85,5 @@ fn ExitExplorer() -> impl IntoView {
                 ". EXTERNAL exits never decide it."
             </p>
         </section>
-    }
-}
-
-fn kind_class(kind: ExitKind) -> &'static str {
-    match kind {
-        ExitKind::Detect => "detect",
-        ExitKind::Bound => "bound",
-        ExitKind::External => "external",
-    }
-}
-
-fn kind_name(kind: ExitKind) -> &'static str {
-    match kind {
-        ExitKind::Detect => "DETECT",
-        ExitKind::Bound => "BOUND",
-        ExitKind::External => "EXTERNAL",
     }
 }

@@ -2,7 +2,7 @@
 //! evidence, the loops found and the warnings. Evidence is a button that
 //! reveals its lines in the source pane.
 
-use auditor::{explain_verdict, ExitKind, FileReport};
+use auditor::{explain_verdict, FileReport};
 use leptos::prelude::*;
 
 #[component]
@@ -41,8 +41,8 @@ pub fn ReportView(
                                         {id.label()}
                                     </th>
                                     <td>
-                                        <span class=format!("kind-badge kind-{}", kind_class(id.kind()))>
-                                            {kind_name(id.kind())}
+                                        <span class=format!("kind-badge kind-{}", id.kind().css_class())>
+                                            {id.kind().as_str()}
                                         </span>
                                     </td>
                                     <td class="found-cell">{move || if found() { "yes" } else { "no" }}</td>
@@ -197,21 +197,5 @@ fn first_line(code: &str) -> String {
         format!("{first} …")
     } else {
         first
-    }
-}
-
-fn kind_class(kind: ExitKind) -> &'static str {
-    match kind {
-        ExitKind::Detect => "detect",
-        ExitKind::Bound => "bound",
-        ExitKind::External => "external",
-    }
-}
-
-fn kind_name(kind: ExitKind) -> &'static str {
-    match kind {
-        ExitKind::Detect => "DETECT",
-        ExitKind::Bound => "BOUND",
-        ExitKind::External => "EXTERNAL",
     }
 }
