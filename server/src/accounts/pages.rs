@@ -38,7 +38,7 @@ struct ActionForm {
 }
 
 async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, request: Request) -> Response {
-    let (account, team) = match team_admin(&state, request.headers(), &slug).await {
+    let (account, team) = match team_admin(&state, request.extensions(), &slug).await {
         Ok(found) => found,
         Err(refusal) => return refusal,
     };
@@ -307,13 +307,8 @@ async fn loop_control(
     axum::extract::Query(query): axum::extract::Query<Vec<(String, String)>>,
     request: Request,
 ) -> Response {
-    let Some(secret) = super::web::cookie(request.headers(), super::web::SESSION_COOKIE) else {
+    let Some(account) = super::web::signed_in(request.extensions()) else {
         return StatusCode::UNAUTHORIZED.into_response();
-    };
-    let account = match state.store.session_account(&secret).await {
-        Ok(Some(account)) => account,
-        Ok(None) => return StatusCode::UNAUTHORIZED.into_response(),
-        Err(error) => return internal(error),
     };
     let team_param = query.into_iter().find(|(key, _)| key == "team").map(|(_, value)| value);
     let team = match loop_team(&state, &account, team_param.as_deref(), &name).await {
@@ -439,17 +434,11 @@ async fn team_view(
 /// response to give.
 async fn team_admin(
     state: &AppState,
-    headers: &axum::http::HeaderMap,
+    extensions: &axum::http::Extensions,
     slug: &str,
 ) -> Result<(Account, Team), Response> {
-    let Some(secret) = super::web::cookie(headers, super::web::SESSION_COOKIE) else {
-        return Err(StatusCode::UNAUTHORIZED.into_response());
-    };
-    let account = match state.store.session_account(&secret).await {
-        Ok(Some(account)) => account,
-        Ok(None) => return Err(StatusCode::UNAUTHORIZED.into_response()),
-        Err(error) => return Err(internal(error)),
-    };
+    let account =
+        super::web::signed_in(extensions).ok_or_else(|| StatusCode::UNAUTHORIZED.into_response())?;
     match member_team(state, slug, &account).await {
         Ok(Some((team, TeamRole::Admin))) => Ok((account, team)),
         Ok(Some((_, TeamRole::Member))) => {

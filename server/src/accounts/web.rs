@@ -17,7 +17,7 @@ use axum::Router;
 use leptos::prelude::provide_context;
 use serde::Deserialize;
 
-use super::{normalize_email, SESSION_TTL_MS};
+use super::{normalize_email, Account, SESSION_TTL_MS};
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
 use crate::web::{render_page, AppState};
 
@@ -194,42 +194,51 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
-/// Resolves the session cookie into a [`Viewer`] in the request's
-/// extensions, for pages, with the data of the account pages
-/// ([`super::pages::load`]). Static files and the loops API (token
-/// authenticated) skip the lookup.
+/// Resolves the session cookie once per request: the signed-in [`Account`]
+/// goes into the request's extensions for handlers, the [`Viewer`] for
+/// pages, and for a GET the data of the account pages
+/// ([`super::pages::load`]). Only the bundle and the JSON APIs (token
+/// authenticated) skip the lookup; a path with a dot is not a file (loop
+/// names may hold dots).
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
-    let query = request.uri().query().map(str::to_string);
-    let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/") || path.contains('.'));
-    if wants_viewer {
-        if let Some(secret) = cookie(request.headers(), SESSION_COOKIE) {
-            let mut extensions = std::mem::take(request.extensions_mut());
-            let viewer = viewer_of(&state, &secret, &path, query.as_deref(), &mut extensions).await;
-            *request.extensions_mut() = extensions;
-            match viewer {
-                Ok(Some(viewer)) => {
-                    request.extensions_mut().insert(viewer);
-                }
-                Ok(None) => {}
-                Err(error) => tracing::error!(%error, "could not resolve a session"),
-            }
+    let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/"));
+    if let Some(secret) = cookie(request.headers(), SESSION_COOKIE).filter(|_| wants_viewer) {
+        let loads_page = matches!(*request.method(), Method::GET | Method::HEAD);
+        let query = request.uri().query().map(str::to_string);
+        let mut extensions = std::mem::take(request.extensions_mut());
+        let resolved = resolve(
+            &state,
+            &secret,
+            loads_page.then_some((path.as_str(), query.as_deref())),
+            &mut extensions,
+        )
+        .await;
+        *request.extensions_mut() = extensions;
+        if let Err(error) = resolved {
+            tracing::error!(%error, "could not resolve a session");
         }
     }
     next.run(request).await
 }
 
-async fn viewer_of(
+/// The signed-in account of a request, as [`resolve_viewer`] found it.
+pub fn signed_in(extensions: &axum::http::Extensions) -> Option<Account> {
+    extensions.get::<Account>().cloned()
+}
+
+async fn resolve(
     state: &AppState,
     secret: &str,
-    path: &str,
-    query: Option<&str>,
+    page: Option<(&str, Option<&str>)>,
     extensions: &mut axum::http::Extensions,
-) -> Result<Option<Viewer>, super::AccountsError> {
+) -> Result<(), super::AccountsError> {
     let Some(account) = state.store.session_account(secret).await? else {
-        return Ok(None);
+        return Ok(());
     };
-    super::pages::load(state, path, query, &account, extensions).await?;
+    if let Some((path, query)) = page {
+        super::pages::load(state, path, query, &account, extensions).await?;
+    }
     let teams = state
         .store
         .memberships(account.id)
@@ -243,7 +252,9 @@ async fn viewer_of(
             },
         })
         .collect();
-    Ok(Some(Viewer { email: account.email, is_operator: account.is_operator, teams }))
+    extensions.insert(Viewer { email: account.email.clone(), is_operator: account.is_operator, teams });
+    extensions.insert(account);
+    Ok(())
 }
 
 /// Refuses state-changing requests that a browser says come from another

@@ -77,17 +77,7 @@ async fn read_form(
     // matters is on the decoded source, checked below.
     let bytes = match axum::body::to_bytes(body, AUDIT_MAX_BYTES * 3).await {
         Ok(bytes) => bytes,
-        Err(_) => {
-            return refused(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "source: larger than {} KiB; audit it on the command line instead",
-                    AUDIT_MAX_BYTES / 1024
-                ),
-                String::new(),
-                "auto".into(),
-            )
-        }
+        Err(_) => return refused(StatusCode::PAYLOAD_TOO_LARGE, too_large(), String::new(), "auto".into()),
     };
     let form: AuditForm = match serde_urlencoded::from_bytes(&bytes) {
         Ok(form) => form,
@@ -105,15 +95,7 @@ async fn read_form(
         return refused(StatusCode::BAD_REQUEST, "source: missing".into(), String::new(), language);
     };
     if source.len() > AUDIT_MAX_BYTES {
-        return refused(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "source: larger than {} KiB; audit it on the command line instead",
-                AUDIT_MAX_BYTES / 1024
-            ),
-            String::new(),
-            language,
-        );
+        return refused(StatusCode::PAYLOAD_TOO_LARGE, too_large(), String::new(), language);
     }
     if language != "auto" && Language::from_name(&language).is_none() {
         return refused(
@@ -124,6 +106,10 @@ async fn read_form(
         );
     }
     Ok(PostedAudit { source, language, error: None })
+}
+
+fn too_large() -> String {
+    format!("source: larger than {} KiB; audit it on the command line instead", AUDIT_MAX_BYTES / 1024)
 }
 
 async fn render(
