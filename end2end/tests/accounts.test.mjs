@@ -13,6 +13,15 @@ import { startSmtpSink } from "../support/smtp.mjs";
 const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
+// Opens a page and waits until its bundle has loaded and hydrated: leaving a
+// page while its wasm still downloads aborts that request, which the error
+// watch would report.
+async function visit(page, url) {
+  const response = await page.goto(url);
+  await waitForHydration(page);
+  return response;
+}
+
 describe("accounts", () => {
   let smtp;
   let server;
@@ -34,8 +43,7 @@ describe("accounts", () => {
   test("sign in from the mailed link, see the account, sign out", async () => {
     const page = await browser.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${server.base}/`);
-    await waitForHydration(page);
+    await visit(page, `${server.base}/`);
     await page.getByRole("link", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${server.base}/signin`);
     await page.getByLabel("Email address").fill("reader@example.com");
@@ -49,7 +57,7 @@ describe("accounts", () => {
     assert.ok(link.startsWith(server.base), "the link points at this site (PUBLIC_URL)");
 
     // Opening the link shows a button; only pressing it signs in.
-    await page.goto(link);
+    await visit(page, link);
     assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1, "not signed in yet");
     await page.screenshot({ path: join(SHOTS, "signin-confirm.png") });
     await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
@@ -62,14 +70,14 @@ describe("accounts", () => {
     await page.screenshot({ path: join(SHOTS, "account.png"), fullPage: true });
 
     // The link is spent.
-    await page.goto(link);
+    await visit(page, link);
     await page.getByTestId("verify-submit").click();
     await page.getByTestId("verify-error").waitFor();
 
-    await page.goto(`${server.base}/account`);
+    await visit(page, `${server.base}/account`);
     await Promise.all([page.waitForURL(`${server.base}/`), page.getByTestId("signout").click()]);
     assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1);
-    const account = await page.goto(`${server.base}/account`);
+    const account = await visit(page, `${server.base}/account`);
     assert.equal(account.status(), 401);
     // The spent link's page (400) and the signed-out account (401) are
     // expected refusals; anything else is a fault.
@@ -89,12 +97,12 @@ describe("accounts", () => {
 
     const page = await browser.newPage();
     const errors = watchErrors(page);
-    await page.goto(`${server.base}/signin`);
+    await visit(page, `${server.base}/signin`);
     await page.getByLabel("Email address").fill("lead@example.com");
     await page.getByRole("button", { name: "Mail me a sign-in link" }).click();
     await page.getByTestId("signin-sent").waitFor();
     const mail = await smtp.nextMail("lead@example.com");
-    await page.goto(/https?:\/\/\S+token=fps_[0-9a-f]{64}/.exec(mail.body)[0]);
+    await visit(page, /https?:\/\/\S+token=fps_[0-9a-f]{64}/.exec(mail.body)[0]);
     await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
 
     await page.getByRole("link", { name: "acme" }).click();
@@ -113,7 +121,7 @@ describe("accounts", () => {
       });
     assert.equal((await round()).status, 200);
     // The dashboard shows the loop the token just reported.
-    await page.goto(`${server.base}/`);
+    await visit(page, `${server.base}/`);
     await page.getByRole("link", { name: "Loops", exact: true }).click();
     await page.waitForURL(`${server.base}/loops`);
     await page.getByTestId("loop-nightly").getByRole("link").click();
@@ -122,7 +130,7 @@ describe("accounts", () => {
     await page.getByTestId("stop").click();
     await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: true });
-    await page.goto(`${server.base}/teams/acme`);
+    await visit(page, `${server.base}/teams/acme`);
     assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);
     await page.getByTestId("tokens").getByRole("button", { name: "Revoke" }).click();
     await page.getByTestId("tokens").getByText(/revoked/).waitFor();
@@ -137,15 +145,15 @@ describe("accounts", () => {
     // scroll inside their own box).
     await page.setViewportSize({ width: 360, height: 800 });
     for (const path of ["/loops", "/loops/nightly", "/teams/acme", "/account"]) {
-      await page.goto(`${server.base}${path}`);
+      await visit(page, `${server.base}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
       assert.equal(overflow, false, `no horizontal scroll at 360 px on ${path}`);
     }
-    await page.goto(`${server.base}/loops/nightly`);
+    await visit(page, `${server.base}/loops/nightly`);
     await page.screenshot({ path: join(SHOTS, "loop-phone.png"), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 720 });
 
-    await page.goto(`${server.base}/admin/outbox`);
+    await visit(page, `${server.base}/admin/outbox`);
     assert.match(await page.getByTestId("outbox").innerText(), /You were added to a team/);
     assert.match(await page.getByTestId("admin-accounts").innerText(), /new@example\.com/);
     await page.screenshot({ path: join(SHOTS, "admin.png"), fullPage: true });
@@ -156,7 +164,7 @@ describe("accounts", () => {
   test("the sign-in pages have no serious accessibility violation", async () => {
     const page = await browser.newPage();
     for (const path of ["/signin", "/signin/verify?token=fps_x"]) {
-      await page.goto(`${server.base}${path}`);
+      await visit(page, `${server.base}${path}`);
       await page.addScriptTag({ content: AXE });
       const result = await page.evaluate(async () => await window.axe.run(document));
       const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
