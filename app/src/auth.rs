@@ -13,6 +13,8 @@ pub struct Viewer {
     pub email: String,
     pub is_operator: bool,
     pub teams: Vec<ViewerTeam>,
+    /// What the viewer reads: `free`, `pro` or `founder`.
+    pub tier: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

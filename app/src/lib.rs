@@ -23,8 +23,10 @@ use crate::pages::{
     admin::AdminPage,
     audit::AuditPage,
     home::HomePage,
+    issues::{ArchivePage, IssuePage},
     loops::{LoopPage, LoopsPage},
     not_found::NotFound,
+    pricing::PricingPage,
     signin::{SigninPage, VerifyPage},
     team::TeamPage,
 };
@@ -75,6 +77,9 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("admin") view=AdminPage/>
                     <Route path=(StaticSegment("admin"), StaticSegment("outbox")) view=AdminPage/>
                     <Route path=(StaticSegment("teams"), ParamSegment("slug")) view=TeamPage/>
+                    <Route path=StaticSegment("issues") view=ArchivePage/>
+                    <Route path=StaticSegment("pricing") view=PricingPage/>
+                    <Route path=(StaticSegment("issues"), ParamSegment("slug")) view=IssuePage/>
                 </Routes>
             </main>
             <footer class="site-footer">

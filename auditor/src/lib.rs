@@ -21,6 +21,8 @@ mod engine;
 mod explain;
 #[cfg(feature = "engine")]
 mod facts;
+#[cfg(feature = "highlight")]
+mod highlight;
 mod language;
 mod render;
 mod report;
@@ -32,6 +34,8 @@ mod session;
 mod words;
 
 pub use explain::explain_verdict;
+#[cfg(feature = "highlight")]
+pub use highlight::{highlight_classes, highlight_html};
 pub use language::{detect_language, Language};
 pub use render::{render_markdown, render_sarif, render_text};
 pub use report::{Evidence, ExitReport, FileReport, LoopReport, Report, Warning};

@@ -45,7 +45,44 @@ pub enum Command {
     /// Operators: `admin grant EMAIL` makes EMAIL an operator (creating the account).
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Newsletter issues: `issues import DIR` imports or updates every *.md in DIR.
+    #[command(subcommand)]
+    Issues(IssuesCommand),
+    /// A complimentary subscription: `grant EMAIL --tier pro [--days N]` (never a founder seat).
+    Grant {
+        email: String,
+        /// Only `pro`: founder seats are sold, never granted.
+        #[arg(long)]
+        tier: String,
+        /// How long it lasts; without it, until revoked.
+        #[arg(long)]
+        days: Option<u32>,
+    },
+    /// Print a new private feed base URL for a paying subscriber, alone on the
+    /// last line. Only a hash of it is stored, so this makes a new one and the
+    /// subscriber's earlier URL stops working.
+    FeedUrl { email: String },
+    /// The flagship tool's source archive: `flagship upload FILE` publishes it
+    /// for Pro and Founder readers (replacing any earlier upload).
+    #[command(subcommand)]
+    Flagship(FlagshipCommand),
 }
+
+#[derive(Debug, Subcommand)]
+pub enum IssuesCommand {
+    /// Import or update every *.md issue file in DIR. Exit code 0 when all
+    /// went in, 1 when some file was refused (each is named with its line).
+    Import { dir: std::path::PathBuf },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FlagshipCommand {
+    /// Publish FILE (at most 50 MiB) as the flagship download.
+    Upload { file: std::path::PathBuf },
+}
+
+/// The largest flagship archive accepted.
+const FLAGSHIP_MAX_BYTES: u64 = 50 * 1024 * 1024;
 
 #[derive(Debug, Subcommand)]
 pub enum AdminCommand {
@@ -77,6 +114,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             say(&format!("{} is an operator", account.email))?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Issues(IssuesCommand::Import { dir }) => {
+            let store = command_store().await?;
+            let report = crate::newsletter::import::import_dir(&store, &dir).await;
+            store.close().await;
+            let report = report?;
+            report.write(&mut std::io::stdout().lock(), &mut std::io::stderr().lock())?;
+            Ok(if report.all_stored() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Command::Grant { email, tier, days } => grant(&email, &tier, days).await,
+        Command::FeedUrl { email } => feed_url(&email).await,
+        Command::Flagship(FlagshipCommand::Upload { file }) => flagship_upload(&file).await,
     }
 }
 
@@ -91,12 +139,23 @@ async fn serve() -> anyhow::Result<()> {
             "no built site bundle found: pages render but do not hydrate (run `make run` to build it)"
         );
     }
+    match crate::newsletter::seed_samples(&store).await {
+        Ok(0) => {}
+        Ok(loaded) => tracing::info!(loaded, "the archive was empty: loaded the sample issues"),
+        Err(error) => tracing::warn!(%error, "could not load the sample issues"),
+    }
     let listener =
         TcpListener::bind(config.addr).await.with_context(|| format!("binding {}", config.addr))?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, database = store.backend().name(), "serving Fixed Point on http://{addr}");
     let state = AppState::new(config, store.clone());
     let sweeper = crate::loops::spawn_lost_run_sweeper(store.clone(), crate::loops::LOST_SWEEP_EVERY);
+    let seat_poller = state.founders.spawn_poller(
+        store.clone(),
+        state.config.founder_seats,
+        crate::billing::live::POLL_EVERY,
+    );
+    let hold_sweeper = crate::billing::sweeper::spawn(state.clone(), crate::billing::sweeper::SWEEP_EVERY);
     let relay = match store.backend() {
         crate::store::Backend::Postgres => Some(
             state
@@ -111,6 +170,8 @@ async fn serve() -> anyhow::Result<()> {
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
+    seat_poller.abort();
+    hold_sweeper.abort();
     if let Some(relay) = relay {
         relay.abort();
     }
@@ -213,6 +274,83 @@ async fn login_link(email: &str) -> anyhow::Result<ExitCode> {
     store.close().await;
     say(&format!("a sign-in link for {email}; it works once, for 15 minutes:"))?;
     say(&format!("{public_url}/signin/verify?token={}", secret?))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn grant(email: &str, tier: &str, days: Option<u32>) -> anyhow::Result<ExitCode> {
+    let email = crate::accounts::normalize_email(email)?;
+    match tier {
+        "pro" => {}
+        "founder" => anyhow::bail!("--tier founder: founder seats are sold through checkout, never granted"),
+        other => anyhow::bail!("--tier {other:?}: the only tier that can be granted is pro"),
+    }
+    if days == Some(0) {
+        anyhow::bail!("--days 0: give a positive number of days, or leave it out for no end");
+    }
+    let store = command_store().await?;
+    let granted = async {
+        let account = store.ensure_account(&email).await?;
+        store.grant_pro(account.id, days).await.map_err(anyhow::Error::from)
+    }
+    .await;
+    store.close().await;
+    match granted? {
+        Some(until) => say(&format!("granted Pro to {email} until {}", app::auth::format_time(until)))?,
+        None => say(&format!("granted Pro to {email} with no end"))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn feed_url(email: &str) -> anyhow::Result<ExitCode> {
+    let email = crate::accounts::normalize_email(email)?;
+    let public_url = Config::from_env()?.public_url;
+    let store = command_store().await?;
+    let made = async {
+        let account = store
+            .account_id_by_email(&email)
+            .await?
+            .ok_or_else(|| crate::newsletter::NewsletterError::NoSuchAccount { email: email.clone() })?;
+        if store.reader_access(account).await?.tier == crate::newsletter::Tier::Free {
+            return Err(crate::newsletter::NewsletterError::NotPaying { email: email.clone() });
+        }
+        store.rotate_feed_token(account).await
+    }
+    .await;
+    store.close().await;
+    let token = made?;
+    say(&format!("a new private feed base URL for {email} (any earlier one no longer works):"))?;
+    say(&crate::newsletter::pages::feed_base_url(&public_url, &token))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn flagship_upload(file: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let meta = std::fs::metadata(file).with_context(|| format!("{}: cannot read it", file.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("{}: not a file", file.display());
+    }
+    if meta.len() > FLAGSHIP_MAX_BYTES {
+        anyhow::bail!(
+            "{}: {} bytes; the flagship archive may be at most {FLAGSHIP_MAX_BYTES}",
+            file.display(),
+            meta.len()
+        );
+    }
+    if meta.len() == 0 {
+        anyhow::bail!("{}: the file is empty", file.display());
+    }
+    let bytes = std::fs::read(file).with_context(|| format!("{}: cannot read it", file.display()))?;
+    let name = file
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "flagship.tar.gz".to_string());
+    let store = command_store().await?;
+    let stored = store.put_download(crate::newsletter::pages::FLAGSHIP, &name, &bytes).await;
+    store.close().await;
+    say(&format!(
+        "published {name} ({} bytes, sha256 {}) for Pro and Founder readers",
+        bytes.len(),
+        stored?
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 

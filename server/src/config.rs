@@ -41,7 +41,50 @@ pub struct Config {
     /// Sign-in link requests a minute one client address may make
     /// (`FIXEDPOINT_SIGNIN_RATE_PER_MINUTE`, default 20).
     pub signin_rate_per_minute: u32,
+    /// Payments: present only when `STRIPE_SECRET_KEY` is set. Without it
+    /// the paid buttons say payments are not configured and checkout
+    /// answers 503.
+    pub stripe: Option<StripeConfig>,
+    /// Founder seats that may be sold at once (`FIXEDPOINT_FOUNDER_SEATS`,
+    /// default 100; smaller for staging).
+    pub founder_seats: u32,
 }
+
+/// Stripe's keys and the Prices of the three plans.
+#[derive(Clone)]
+pub struct StripeConfig {
+    /// `STRIPE_SECRET_KEY`.
+    pub secret_key: String,
+    /// `STRIPE_WEBHOOK_SECRET`: the endpoint's signing secret (`whsec_...`).
+    pub webhook_secret: String,
+    /// `STRIPE_API_BASE` (default `https://api.stripe.com`): where the
+    /// Stripe library sends its requests (the tests' local fake).
+    pub api_base: String,
+    /// `STRIPE_PRICE_PRO_MONTHLY`, `STRIPE_PRICE_PRO_YEARLY`,
+    /// `STRIPE_PRICE_FOUNDER_YEARLY`: the Price ids of the plans.
+    pub price_pro_monthly: String,
+    pub price_pro_yearly: String,
+    pub price_founder_yearly: String,
+    /// `STRIPE_PORTAL_CONFIGURATION`: the Customer Portal configuration
+    /// (one that offers no switch into the founder price); Stripe's default
+    /// when unset.
+    pub portal_configuration: Option<String>,
+}
+
+impl std::fmt::Debug for StripeConfig {
+    // Keys never reach a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StripeConfig")
+            .field("api_base", &self.api_base)
+            .field("price_pro_monthly", &self.price_pro_monthly)
+            .field("price_pro_yearly", &self.price_pro_yearly)
+            .field("price_founder_yearly", &self.price_founder_yearly)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Stripe's API, unless `STRIPE_API_BASE` says otherwise.
+pub const DEFAULT_STRIPE_API_BASE: &str = "https://api.stripe.com";
 
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
@@ -53,6 +96,8 @@ pub enum ConfigError {
     BadIngestMaxBytes { value: String },
     #[error("SMTP_URL={value:?} must be smtp://[USER:PASSWORD@]HOST[:PORT] (a local relay; TLS to the relay is not built in yet)")]
     BadSmtpUrl { value: String },
+    #[error("STRIPE_SECRET_KEY is set but {name} is not: payments need it")]
+    MissingStripe { name: &'static str },
     #[error("{name}={value:?} is not a positive whole number")]
     BadNumber { name: &'static str, value: String },
 }
@@ -108,7 +153,40 @@ impl Config {
                 .filter(|n| *n > 0)
                 .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", value })?,
         };
+        let stripe = match non_empty("STRIPE_SECRET_KEY") {
+            None => None,
+            Some(secret_key) => {
+                let required = |name: &'static str| {
+                    non_empty(name)
+                        .map(|value| value.trim().to_string())
+                        .ok_or(ConfigError::MissingStripe { name })
+                };
+                Some(StripeConfig {
+                    secret_key: secret_key.trim().to_string(),
+                    webhook_secret: required("STRIPE_WEBHOOK_SECRET")?,
+                    api_base: non_empty("STRIPE_API_BASE")
+                        .map(|base| base.trim().trim_end_matches('/').to_string())
+                        .unwrap_or_else(|| DEFAULT_STRIPE_API_BASE.to_string()),
+                    price_pro_monthly: required("STRIPE_PRICE_PRO_MONTHLY")?,
+                    price_pro_yearly: required("STRIPE_PRICE_PRO_YEARLY")?,
+                    price_founder_yearly: required("STRIPE_PRICE_FOUNDER_YEARLY")?,
+                    portal_configuration: non_empty("STRIPE_PORTAL_CONFIGURATION")
+                        .map(|id| id.trim().to_string()),
+                })
+            }
+        };
+        let founder_seats = match non_empty("FIXEDPOINT_FOUNDER_SEATS") {
+            None => 100,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_FOUNDER_SEATS", value })?,
+        };
         Ok(Config {
+            stripe,
+            founder_seats,
             addr,
             database_url,
             public_url,

@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod billing;
 pub mod cli;
 pub mod config;
 pub mod connector;
@@ -11,6 +12,7 @@ pub mod convergence;
 pub mod live;
 pub mod loops;
 pub mod mail;
+pub mod newsletter;
 pub mod store;
 pub mod telemetry;
 pub mod web;

@@ -3,11 +3,46 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::auth::{set_status, use_viewer};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{format_time, set_status, use_page_data, use_viewer};
+use crate::pages::issues::tier_label;
+
+/// The subscription, feed and download sections of the account page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountView {
+    /// `free`, `pro` or `founder`.
+    pub tier: String,
+    /// `grant` (complimentary) or `stripe`.
+    pub source: Option<String>,
+    pub status: Option<String>,
+    /// When the period ends (renews, or a grant expires), Unix ms.
+    pub period_end: Option<i64>,
+    pub cancel_at_period_end: bool,
+    /// When the private feed address was made (none yet: `None`).
+    pub feed_created_at: Option<i64>,
+    /// A feed address just made: shown this once (only its hash is kept).
+    pub new_feed_url: Option<String>,
+    pub download: Option<DownloadView>,
+    /// The outcome of the last action.
+    pub notice: Option<String>,
+    pub payments_configured: bool,
+    /// The reader has a Stripe customer: the portal has something to show.
+    pub has_stripe_customer: bool,
+    /// The current tier comes from a Stripe subscription (cancellable here).
+    pub stripe_managed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DownloadView {
+    pub file_name: String,
+    pub size: i64,
+}
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
     let viewer = use_viewer();
+    let details = use_page_data::<AccountView>();
     if viewer.is_none() {
         set_status(401);
     }
@@ -30,7 +65,7 @@ pub fn AccountPage() -> impl IntoView {
                             <dt>"Email"</dt>
                             <dd data-testid="account-email">{viewer.email.clone()}</dd>
                             <dt>"Tier"</dt>
-                            <dd data-testid="account-tier">"Reader (free)"</dd>
+                            <dd data-testid="account-tier">{tier_line(details.as_ref())}</dd>
                             <dt>"Role"</dt>
                             <dd>
                                 {if viewer.is_operator {
@@ -68,6 +103,7 @@ pub fn AccountPage() -> impl IntoView {
                                 }}
                             </dd>
                         </dl>
+                        {details.clone().map(subscription_sections)}
                         <form method="post" action="/signout">
                             <button type="submit" class="button" data-testid="signout">"Sign out"</button>
                         </form>
@@ -76,5 +112,129 @@ pub fn AccountPage() -> impl IntoView {
                 }
             }}
         </section>
+    }
+}
+
+fn tier_line(details: Option<&AccountView>) -> String {
+    let Some(details) = details else { return "Free".to_string() };
+    let mut line = tier_label(&details.tier).to_string();
+    match details.source.as_deref() {
+        Some("grant") => line.push_str(" (complimentary)"),
+        Some(_) if details.status.as_deref() == Some("past_due") => {
+            line.push_str(" (payment failed: Stripe is retrying; update your card to keep access)")
+        }
+        _ => {}
+    }
+    line
+}
+
+/// Renewal, private feed and download: what a subscription gives.
+fn subscription_sections(details: AccountView) -> impl IntoView {
+    let paying = details.tier != "free";
+    let renewal = details.period_end.map(|end| {
+        let when = format_time(end);
+        let text = match (details.source.as_deref(), details.cancel_at_period_end) {
+            (Some("grant"), _) => format!("Complimentary until {when}."),
+            (_, true) => format!("Ends on {when}; it will not renew."),
+            _ => format!("Renews on {when}."),
+        };
+        view! { <p data-testid="account-renewal">{text}</p> }
+    });
+    let notice = details.notice.clone().map(|notice| view! { <p class="notice" role="status">{notice}</p> });
+    let feed = if paying {
+        let new_url = details.new_feed_url.clone().map(|url| {
+            view! {
+                <p>"Your private feed address (shown once; we keep only a hash of it):"</p>
+                <p><code class="feed-url" data-testid="feed-url">{url.clone()}</code></p>
+                <p class="muted">
+                    "Add " <code>"rss.xml"</code> ", " <code>"atom.xml"</code> " or " <code>"feed.json"</code>
+                    " to it in your reader."
+                </p>
+            }
+        });
+        let state = match (details.feed_created_at, details.new_feed_url.is_some()) {
+            (_, true) => None,
+            (Some(made), false) => {
+                Some(format!("You have a private feed address, made {}.", format_time(made)))
+            }
+            (None, false) => Some("You have no private feed address yet.".to_string()),
+        };
+        view! {
+            <section class="account-section" aria-labelledby="feed-heading">
+                <h2 id="feed-heading">"Private feed"</h2>
+                <p class="muted">"The full text of every issue your tier reads, in any feed reader."</p>
+                {state.map(|state| view! { <p>{state}</p> })}
+                {new_url}
+                <form method="post" action="/account" class="inline-form">
+                    <input type="hidden" name="action" value="rotate_feed"/>
+                    <button type="submit" class="button" data-testid="rotate-feed">
+                        {if details.feed_created_at.is_some() { "Make a new address" } else { "Make my feed address" }}
+                    </button>
+                </form>
+                {details.feed_created_at.is_some().then(|| view! {
+                    <form method="post" action="/account" class="inline-form">
+                        <input type="hidden" name="action" value="revoke_feed"/>
+                        <button type="submit" class="button secondary">"Turn the feed off"</button>
+                    </form>
+                })}
+            </section>
+        }
+        .into_any()
+    } else {
+        view! {
+            <section class="account-section">
+                <h2>"Subscription"</h2>
+                <p>
+                    "You read the free issues. " <a href="/pricing" rel="external">"Pro and Founder"</a>
+                    " add the paid sections, the full archive, the private feed and the flagship tool's source."
+                </p>
+            </section>
+        }
+        .into_any()
+    };
+    let download = details.download.clone().map(|download| {
+        view! {
+            <section class="account-section">
+                <h2>"The flagship tool"</h2>
+                <p>
+                    <a href="/downloads/flagship" rel="external" data-testid="flagship-download">
+                        {format!("Download {} ({} KB)", download.file_name, (download.size + 1023) / 1024)}
+                    </a>
+                </p>
+            </section>
+        }
+    });
+    let billing = (details.has_stripe_customer || details.stripe_managed).then(|| {
+        view! {
+            <section class="account-section" aria-labelledby="billing-heading">
+                <h2 id="billing-heading">"Billing"</h2>
+                <form method="post" action="/account/billing" class="inline-form">
+                    <input type="hidden" name="action" value="portal"/>
+                    <button type="submit" class="button" data-testid="open-portal">"Invoices and card (Stripe)"</button>
+                </form>
+                {details.stripe_managed.then(|| {
+                    let (action, label) = if details.cancel_at_period_end {
+                        ("resume", "Keep my subscription")
+                    } else {
+                        ("cancel", "Cancel at the end of the period")
+                    };
+                    view! {
+                        <form method="post" action="/account/billing" class="inline-form">
+                            <input type="hidden" name="action" value=action/>
+                            <button type="submit" class="button secondary" data-testid=format!("billing-{action}")>
+                                {label}
+                            </button>
+                        </form>
+                    }
+                })}
+            </section>
+        }
+    });
+    view! {
+        {notice}
+        {renewal}
+        {billing}
+        {feed}
+        {download}
     }
 }

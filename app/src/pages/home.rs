@@ -2,6 +2,9 @@ use auditor::ExitId;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
+use crate::auth::use_page_data;
+use crate::pages::issues::{LatestIssue, TierBadge};
+
 /// The home page: what the site is, and the eight exits at a glance.
 #[component]
 pub fn HomePage() -> impl IntoView {
@@ -15,23 +18,42 @@ pub fn HomePage() -> impl IntoView {
                 <em>"detect"</em> " (goal met, no progress) knows it has finished. "
                 "Fixed Point is the newsletter about that difference, and three tools that make it visible."
             </p>
+            <LatestIssueCard/>
             <ul class="tools">
                 <li>
                     <a href="/audit"><strong>"Audit a loop."</strong></a>
                     " Paste its source; see which of the eight exits it implements, computed in your browser."
                 </li>
                 <li>
-                    <a href="/loops"><strong>"Watch your loops."</strong></a>
+                    <a href="/loops" rel="external"><strong>"Watch your loops."</strong></a>
                     " Connect running loops and see whether each is converging, stalled, thrashing or sitting on a fixed point."
                 </li>
                 <li>
-                    <a href="/pricing"><strong>"Subscribe."</strong></a>
+                    <a href="/pricing" rel="external"><strong>"Subscribe."</strong></a>
                     " The weekly issue is free; the archive, the private feed and the founders' tools are paid."
                 </li>
             </ul>
         </section>
         <ExitExplorer/>
     }
+}
+
+/// The newest free issue, when there is one.
+#[component]
+fn LatestIssueCard() -> impl IntoView {
+    let latest = use_page_data::<LatestIssue>().and_then(|latest| latest.0)?;
+    Some(view! {
+        <div class="latest-issue" data-testid="latest-issue">
+            <p class="issue-meta">
+                "Latest free issue · " <time datetime=latest.date.clone()>{latest.date.clone()}</time> " "
+                <TierBadge tier=latest.tier.clone()/>
+            </p>
+            <h2>
+                <a href=format!("/issues/{}", latest.slug) rel="external">{latest.title.clone()}</a>
+            </h2>
+            <p>{latest.summary.clone()} " " <a href="/issues" rel="external">"All issues"</a></p>
+        </div>
+    })
 }
 
 /// The eight exits of the taxonomy. Without JavaScript it reads as a list;

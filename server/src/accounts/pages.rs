@@ -19,9 +19,6 @@ use serde::Deserialize;
 use super::{Account, AccountsError, Team, TeamRole};
 use crate::web::{render_page, AppState};
 
-/// Founder seats shown before billing exists (PRODUCT.md: 100 by default).
-const FOUNDER_SEATS: u32 = 100;
-
 /// The team page's forms all post to the page's own address, so the answer
 /// (a notice, a token shown once) is the page at the address the browser
 /// shows; `action` says which form it was.
@@ -372,7 +369,7 @@ async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
             error: mail.error,
         })
         .collect();
-    Ok(AdminView { accounts, outbox, founder_seats_total: FOUNDER_SEATS })
+    Ok(AdminView { accounts, outbox, founder_seats_total: state.config.founder_seats })
 }
 
 /// The team `slug` and the account's role in it, if they are a member.

@@ -18,6 +18,7 @@ use leptos::prelude::provide_context;
 use serde::Deserialize;
 
 use super::{normalize_email, Account, SESSION_TTL_MS};
+use crate::newsletter::ReaderAccess;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
 use crate::web::{render_page, AppState};
 
@@ -202,9 +203,12 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 /// names may hold dots).
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
-    let wants_viewer = !(path.starts_with("/pkg/") || path.starts_with("/api/"));
+    // The APIs authenticate with tokens or signatures, except checkout,
+    // which is the signed-in reader's.
+    let wants_viewer =
+        !(path.starts_with("/pkg/") || (path.starts_with("/api/") && path != "/api/v1/checkout"));
+    let loads_page = matches!(*request.method(), Method::GET | Method::HEAD);
     if let Some(secret) = cookie(request.headers(), SESSION_COOKIE).filter(|_| wants_viewer) {
-        let loads_page = matches!(*request.method(), Method::GET | Method::HEAD);
         let query = request.uri().query().map(str::to_string);
         let mut extensions = std::mem::take(request.extensions_mut());
         let resolved = resolve(
@@ -217,6 +221,18 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
         *request.extensions_mut() = extensions;
         if let Err(error) = resolved {
             tracing::error!(%error, "could not resolve a session");
+        }
+    }
+    // The newsletter's pages have data for everyone, signed in or not.
+    if loads_page && crate::newsletter::pages::wants(&path) {
+        let account = request.extensions().get::<Account>().cloned();
+        let access = request.extensions().get::<ReaderAccess>().cloned().unwrap_or_else(ReaderAccess::free);
+        let mut extensions = std::mem::take(request.extensions_mut());
+        let loaded =
+            crate::newsletter::pages::load(&state, &path, account.as_ref(), &access, &mut extensions).await;
+        *request.extensions_mut() = extensions;
+        if let Err(error) = loaded {
+            tracing::error!(%error, %path, "could not load a newsletter page");
         }
     }
     next.run(request).await
@@ -252,7 +268,16 @@ async fn resolve(
             },
         })
         .collect();
-    extensions.insert(Viewer { email: account.email.clone(), is_operator: account.is_operator, teams });
+    let access = state.store.reader_access(account.id).await.map_err(|error| {
+        super::AccountsError::Dashboard(format!("reading the reader's subscription: {error}"))
+    })?;
+    extensions.insert(Viewer {
+        email: account.email.clone(),
+        is_operator: account.is_operator,
+        teams,
+        tier: access.tier.as_str().to_string(),
+    });
+    extensions.insert(access);
     extensions.insert(account);
     Ok(())
 }

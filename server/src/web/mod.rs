@@ -41,6 +41,12 @@ pub struct AppState {
     pub signin_email_limiter: Arc<RateLimiter<String>>,
     #[from_ref(skip)]
     pub mailer: Mailer,
+    /// Stripe's API through the Stripe library (`None` without keys).
+    #[from_ref(skip)]
+    pub stripe: Option<Arc<crate::billing::stripe_api::StripeApi>>,
+    /// The live founder seat count.
+    #[from_ref(skip)]
+    pub founders: crate::billing::live::FounderFeed,
 }
 
 impl AppState {
@@ -52,6 +58,8 @@ impl AppState {
         // and slow mail, too few to flood someone's inbox.
         let signin_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
         let mailer = Mailer::new(config.smtp_url.as_deref());
+        let stripe =
+            config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
         AppState {
             leptos_options,
             store,
@@ -61,6 +69,8 @@ impl AppState {
             signin_limiter,
             signin_email_limiter,
             mailer,
+            stripe,
+            founders: crate::billing::live::FounderFeed::new(),
         }
     }
 }
@@ -123,6 +133,9 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::audit::router())
         .merge(crate::accounts::web::router())
         .merge(crate::accounts::pages::router())
+        .merge(crate::newsletter::feeds::router())
+        .merge(crate::newsletter::pages::router())
+        .merge(crate::billing::web::router())
         .leptos_routes_with_context(
             &state,
             routes,

@@ -1,85 +1,9 @@
 //! Sign-in, sessions and their protections over HTTP, on both databases,
 //! through the real router; and the operator's account commands.
 
-use std::net::SocketAddr;
-use std::process::{Command, Output};
-
-use crate::support::TestDb;
+use crate::support::http::{app, fixedpoint, form_post, get, mailed_token, post_form, send, sign_in, BASE};
 use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::{header, HeaderMap, Request, StatusCode};
-use http_body_util::BodyExt;
-use server::config::Config;
-use server::web::{self, AppState};
-use tower::ServiceExt;
-
-const BASE: &str = "http://127.0.0.1:3000";
-
-fn app(db: &TestDb) -> axum::Router {
-    let config = Config::from_lookup(|name| match name {
-        "DATABASE_URL" => Some(db.url.clone()),
-        "PUBLIC_URL" => Some(BASE.to_string()),
-        "LEPTOS_SITE_ROOT" => Some(env!("CARGO_MANIFEST_DIR").to_string() + "/../public"),
-        _ => None,
-    })
-    .unwrap();
-    web::router(AppState::new(config, db.store.clone()))
-}
-
-struct Reply {
-    status: StatusCode,
-    headers: HeaderMap,
-    body: String,
-}
-
-async fn send(app: &axum::Router, mut request: Request<Body>, from: &str) -> Reply {
-    request.extensions_mut().insert(ConnectInfo(from.parse::<SocketAddr>().unwrap()));
-    let response = app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    Reply { status, headers, body: String::from_utf8_lossy(&bytes).into_owned() }
-}
-
-fn form_post(path: &str) -> axum::http::request::Builder {
-    Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-}
-
-async fn post_form(app: &axum::Router, path: &str, body: &str, cookie: Option<&str>) -> Reply {
-    let mut builder = form_post(path).header("sec-fetch-site", "same-origin");
-    if let Some(cookie) = cookie {
-        builder = builder.header(header::COOKIE, cookie);
-    }
-    send(app, builder.body(Body::from(body.to_string())).unwrap(), "127.0.0.1:1").await
-}
-
-async fn get(app: &axum::Router, path: &str, cookie: Option<&str>) -> Reply {
-    let mut builder = Request::get(path);
-    if let Some(cookie) = cookie {
-        builder = builder.header(header::COOKIE, cookie);
-    }
-    send(app, builder.body(Body::empty()).unwrap(), "127.0.0.1:1").await
-}
-
-/// The token of the latest sign-in link mailed to `email` (the outbox is
-/// the delivery without SMTP).
-async fn mailed_token(db: &TestDb, email: &str) -> String {
-    let outbox = db.store.outbox(50).await.unwrap();
-    let message = outbox.iter().find(|m| m.recipient == email).expect("a message to the address");
-    let at = message.body.find("token=").expect("a link") + "token=".len();
-    message.body[at..].split_whitespace().next().unwrap().to_string()
-}
-
-/// Requests a link for `email` and signs in with it; returns the cookie.
-async fn sign_in(app: &axum::Router, db: &TestDb, email: &str) -> String {
-    let asked = post_form(app, "/signin", &format!("email={email}"), None).await;
-    assert_eq!(asked.status, StatusCode::SEE_OTHER, "{}", asked.body);
-    let token = mailed_token(db, email).await;
-    let verified = post_form(app, "/signin/verify", &format!("token={token}"), None).await;
-    assert_eq!(verified.status, StatusCode::SEE_OTHER, "{}", verified.body);
-    let set_cookie = verified.headers.get(header::SET_COOKIE).unwrap().to_str().unwrap().to_string();
-    set_cookie.split(';').next().unwrap().to_string()
-}
+use axum::http::{header, Request, StatusCode};
 
 both_backends! {
     async fn a_mailed_link_signs_in_once_through_the_confirm_button(db: TestDb) {
@@ -257,16 +181,6 @@ both_backends! {
         let sessions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions").fetch_one(db.store.pool()).await.unwrap();
         assert_eq!(sessions, 1);
     }
-}
-
-fn fixedpoint(database_url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fixedpoint"))
-        .args(args)
-        .env("DATABASE_URL", database_url)
-        .env("PUBLIC_URL", "https://fixedpoint.example")
-        .env("RUST_LOG", "warn")
-        .output()
-        .expect("run fixedpoint")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,9 @@
 //! backend, and a macro that runs one async test body against both.
 #![allow(dead_code)]
 
+pub mod fake_stripe;
+pub mod http;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use server::store::Store;

@@ -1,0 +1,213 @@
+//! `/issues` (the archive) and `/issues/{slug}` (one issue). The server
+//! loads what the reader may read before rendering: for a reader who is not
+//! entitled to an issue's tier the paid remainder is never loaded, so it
+//! cannot reach the HTML or the hydration data.
+
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{set_status, use_page_data};
+
+/// An issue as the archive lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueCard {
+    pub slug: String,
+    pub title: String,
+    pub date: String,
+    /// `free`, `pro` or `founder`.
+    pub tier: String,
+    pub summary: String,
+    /// Part of the issue is for a paid tier.
+    pub has_paid_part: bool,
+    /// This reader may read all of it.
+    pub readable: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveView {
+    pub issues: Vec<IssueCard>,
+    /// The reader's tier (`free` when signed out).
+    pub reader_tier: String,
+}
+
+/// One issue, cut to what this reader may read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IssueView {
+    pub slug: String,
+    pub title: String,
+    pub date: String,
+    pub tier: String,
+    pub summary: String,
+    /// Sanitised HTML of the free part.
+    pub free_html: String,
+    /// Sanitised HTML of the paid remainder: `None` unless the reader is
+    /// entitled to it.
+    pub paid_html: Option<String>,
+    /// Words held back from this reader (0 when nothing is).
+    pub locked_words: i64,
+    pub signed_in: bool,
+    pub reader_tier: String,
+}
+
+/// The home page's latest free issue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LatestIssue(pub Option<IssueCard>);
+
+pub fn tier_label(tier: &str) -> &'static str {
+    match tier {
+        "pro" => "Pro",
+        "founder" => "Founder",
+        _ => "Free",
+    }
+}
+
+#[component]
+pub fn TierBadge(tier: String) -> impl IntoView {
+    view! { <span class=format!("tier-badge tier-{tier}")>{tier_label(&tier)}</span> }
+}
+
+#[component]
+pub fn ArchivePage() -> impl IntoView {
+    let Some(archive) = use_page_data::<ArchiveView>() else {
+        set_status(503);
+        return view! {
+            <Title text="Archive"/>
+            <section class="narrow">
+                <h1>"Archive"</h1>
+                <p>"The archive could not be loaded just now. Try again in a moment."</p>
+            </section>
+        }
+        .into_any();
+    };
+    let empty = archive.issues.is_empty();
+    view! {
+        <Title text="Archive"/>
+        <Meta name="description" content="Every issue of Fixed Point, newest first."/>
+        <section class="archive">
+            <h1>"Archive"</h1>
+            <p class="lede">
+                "Every issue, newest first. Free issues are open to all; "
+                <span class="tier-badge tier-pro">"Pro"</span> " and "
+                <span class="tier-badge tier-founder">"Founder"</span>
+                " parts open with a " <a href="/pricing" rel="external">"subscription"</a> ". "
+                "Feeds: " <a href="/feed/rss.xml" rel="external">"RSS"</a> ", "
+                <a href="/feed/atom.xml" rel="external">"Atom"</a> ", "
+                <a href="/feed/feed.json" rel="external">"JSON Feed"</a> "."
+            </p>
+            {empty.then(|| view! { <p class="muted">"No issues yet."</p> })}
+            <ol class="issue-list" data-testid="archive">
+                {archive
+                    .issues
+                    .into_iter()
+                    .map(|issue| {
+                        let lock = (!issue.readable).then(|| {
+                            view! {
+                                <span class="lock" title="Part of this issue is for subscribers">
+                                    "Subscribers"
+                                </span>
+                            }
+                        });
+                        view! {
+                            <li class="issue-card" data-testid=format!("issue-{}", issue.slug)>
+                                <p class="issue-meta">
+                                    <time datetime=issue.date.clone()>{issue.date.clone()}</time>
+                                    " "
+                                    <TierBadge tier=issue.tier.clone()/>
+                                    " "
+                                    {lock}
+                                </p>
+                                <h2>
+                                    <a href=format!("/issues/{}", issue.slug) rel="external">
+                                        {issue.title.clone()}
+                                    </a>
+                                </h2>
+                                <p>{issue.summary.clone()}</p>
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ol>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+pub fn IssuePage() -> impl IntoView {
+    let Some(issue) = use_page_data::<IssueView>() else {
+        set_status(404);
+        return view! {
+            <Title text="Not found"/>
+            <section class="not-found" data-testid="not-found">
+                <h1>"No such issue"</h1>
+                <p>"There is no issue at this address. " <a href="/issues" rel="external">"See the archive."</a></p>
+            </section>
+        }
+        .into_any();
+    };
+    let locked = issue.locked_words > 0;
+    let card = locked.then(|| upgrade_card(&issue));
+    view! {
+        <Title text=issue.title.clone()/>
+        <Meta name="description" content=issue.summary.clone()/>
+        <article class="issue" data-testid="issue">
+            <header class="issue-head">
+                <p class="issue-meta">
+                    <a href="/issues" rel="external">"Archive"</a>
+                    " · "
+                    <time datetime=issue.date.clone()>{issue.date.clone()}</time>
+                    " "
+                    <TierBadge tier=issue.tier.clone()/>
+                </p>
+                <h1>{issue.title.clone()}</h1>
+                <p class="lede">{issue.summary.clone()}</p>
+            </header>
+            <div class="issue-body" data-testid="issue-free" inner_html=issue.free_html.clone()></div>
+            {issue
+                .paid_html
+                .clone()
+                .map(|paid| {
+                    view! { <div class="issue-body" data-testid="issue-paid" inner_html=paid></div> }
+                })}
+            {card}
+        </article>
+    }
+    .into_any()
+}
+
+fn upgrade_card(issue: &IssueView) -> impl IntoView {
+    let tier = tier_label(&issue.tier);
+    let what = if issue.free_html.trim().is_empty() { "This issue" } else { "The rest of this issue" };
+    let action = if issue.signed_in {
+        view! {
+            <p>
+                <a class="button" href="/pricing" rel="external" data-testid="upgrade-link">
+                    {format!("Become a {tier} reader")}
+                </a>
+            </p>
+        }
+        .into_any()
+    } else {
+        view! {
+            <p>
+                <a class="button" href="/pricing" rel="external" data-testid="upgrade-link">"See the plans"</a>
+                " or " <a href="/signin">"sign in"</a> " if you already subscribe."
+            </p>
+        }
+        .into_any()
+    };
+    view! {
+        <aside class="upgrade-card" data-testid="upgrade-card" aria-label="Subscribe to read on">
+            <h2>{format!("{what} is for {tier} readers")}</h2>
+            <p>
+                {format!(
+                    "{} more words, with the paid sections of every issue, the full archive and the private feed.",
+                    issue.locked_words,
+                )}
+                {(issue.tier == "founder").then_some(" Founder issues are for the first hundred subscribers.")}
+            </p>
+            {action}
+        </aside>
+    }
+}

@@ -1,0 +1,81 @@
+//! Starting a Stripe Checkout Session for a signed-in reader.
+//!
+//! Founder: a seat is held in the database *before* the session is created
+//! (one guarded update; see `store.rs`), the session carries the hold's id
+//! and expires in 30 minutes, and a failure to create it gives the seat
+//! back at once. After that only Stripe's word (an expired event, or the
+//! sweeper expiring the session through the API) releases the hold.
+
+use super::stripe_api::{CheckoutRequest, StripeApi};
+use super::{BillingError, Plan, CHECKOUT_TTL_SECONDS};
+use crate::accounts::Account;
+use crate::store::now_millis;
+use crate::web::AppState;
+
+/// Creates (or, for a founder checkout already in progress, reuses) a
+/// Checkout Session; answers its URL.
+pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<String, BillingError> {
+    let (Some(config), Some(api)) = (state.config.stripe.as_ref(), state.stripe.as_ref()) else {
+        return Err(BillingError::NotConfigured);
+    };
+    if state.store.live_stripe_subscription(account.id).await?.is_some() {
+        return Err(BillingError::AlreadySubscribed);
+    }
+    let customer = customer_for(state, api, account).await?;
+    let public = &state.config.public_url;
+    let mut request = CheckoutRequest {
+        customer,
+        price: plan.price(config).to_string(),
+        account_id: account.id,
+        plan: plan.as_str(),
+        hold_id: None,
+        success_url: format!("{public}/account?checkout=success"),
+        cancel_url: format!("{public}/pricing?checkout=cancelled"),
+        // Stripe wants at least 30 minutes; a little margin covers clock
+        // skew between us and Stripe.
+        expires_at: now_millis() / 1000 + CHECKOUT_TTL_SECONDS + 60,
+        // Double submits within the same minute get the same session.
+        idempotency_key: format!("checkout-{}-{}-{}", account.id, plan.as_str(), now_millis() / 60_000),
+    };
+    if plan != Plan::FounderYearly {
+        return Ok(api.create_checkout(&request).await?.url);
+    }
+
+    // One founder checkout per reader at a time: a second click reuses it.
+    if let Some(hold) = state.store.open_hold(account.id).await? {
+        if let Some(url) = hold.checkout_url {
+            return Ok(url);
+        }
+    }
+    let hold = state
+        .store
+        .hold_founder_seat(account.id, state.config.founder_seats, (CHECKOUT_TTL_SECONDS + 60) * 1000)
+        .await?;
+    request.hold_id = Some(hold.id);
+    request.idempotency_key = format!("checkout-hold-{}", hold.id);
+    match api.create_checkout(&request).await {
+        Ok(session) => {
+            state.store.attach_checkout(hold.id, &session.id, &session.url).await?;
+            state.founders.refresh(&state.store, state.config.founder_seats).await;
+            Ok(session.url)
+        }
+        Err(error) => {
+            // No session exists: nothing can complete this hold.
+            if let Err(release) = state.store.release_hold(hold.id).await {
+                tracing::error!(%release, hold = hold.id, "could not release the seat of a failed checkout");
+            }
+            state.founders.refresh(&state.store, state.config.founder_seats).await;
+            Err(error)
+        }
+    }
+}
+
+/// The account's Stripe customer, created once (the idempotency key makes
+/// concurrent first checkouts share one customer).
+async fn customer_for(state: &AppState, api: &StripeApi, account: &Account) -> Result<String, BillingError> {
+    if let Some(customer) = state.store.stripe_customer(account.id).await? {
+        return Ok(customer);
+    }
+    let customer = api.create_customer(account.id, &account.email).await?;
+    state.store.save_stripe_customer(account.id, &customer).await
+}

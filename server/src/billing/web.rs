@@ -1,0 +1,367 @@
+//! Billing's HTTP surface: `POST /api/v1/checkout` (JSON) and `POST
+//! /checkout` (the pricing page's forms), `GET /api/v1/founders` and its
+//! live stream, the waitlist, the webhook, and the account page's portal
+//! and cancel buttons.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use app::pages::pricing::{FounderSeats, PricingView};
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::stream::Stream;
+use leptos::prelude::provide_context;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_stream::wrappers::WatchStream;
+use tokio_stream::StreamExt;
+
+use super::{checkout, BillingError, FounderCount, Plan};
+use crate::accounts::web::signed_in;
+use crate::accounts::Account;
+use crate::newsletter::ReaderAccess;
+use crate::web::{render_page, AppState};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/checkout", post(checkout_api))
+        .route("/checkout", post(checkout_form))
+        .route("/api/v1/founders", get(founders))
+        .route("/api/v1/founders/live", get(founders_live))
+        .route("/pricing/waitlist", post(waitlist))
+        .route("/stripe/webhook", post(super::webhook::receive))
+        .route("/account/billing", post(billing_action))
+}
+
+fn seats(count: FounderCount) -> FounderSeats {
+    FounderSeats { taken: count.taken, total: count.total, open: count.open }
+}
+
+/// The pricing page's data.
+pub async fn pricing_view(
+    state: &AppState,
+    account: Option<&Account>,
+    access: &ReaderAccess,
+    notice: Option<String>,
+) -> Result<PricingView, BillingError> {
+    let count = state.store.founder_count(state.config.founder_seats).await?;
+    let has_subscription = match account {
+        Some(account) => state.store.live_stripe_subscription(account.id).await?.is_some(),
+        None => false,
+    };
+    Ok(PricingView {
+        founders: seats(count),
+        payments_configured: state.config.stripe.is_some(),
+        signed_in: account.is_some(),
+        reader_tier: access.tier.as_str().to_string(),
+        has_subscription,
+        notice,
+    })
+}
+
+#[derive(Debug, Deserialize)]
+struct CheckoutBody {
+    plan: Option<String>,
+}
+
+fn error_response(error: &BillingError) -> Response {
+    let (status, code) = match error {
+        BillingError::NotConfigured => (StatusCode::SERVICE_UNAVAILABLE, "payments_not_configured"),
+        BillingError::SoldOut => (StatusCode::CONFLICT, "sold_out"),
+        BillingError::AlreadySubscribed => (StatusCode::CONFLICT, "already_subscribed"),
+        BillingError::BadPlan => (StatusCode::BAD_REQUEST, "bad_plan"),
+        BillingError::Stripe(_) => (StatusCode::BAD_GATEWAY, "stripe_unavailable"),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+    };
+    if status.is_server_error() {
+        tracing::error!(%error, "checkout failed");
+    }
+    let message = match error {
+        BillingError::Stripe(_) => {
+            "Stripe could not start the checkout; nothing was charged. Try again.".to_string()
+        }
+        BillingError::Store(_) | BillingError::Accounts(_) | BillingError::Invalid(_) => {
+            "Something went wrong; nothing was charged. Try again.".to_string()
+        }
+        other => other.to_string(),
+    };
+    (status, Json(json!({"error": code, "message": message}))).into_response()
+}
+
+/// `POST /api/v1/checkout` `{"plan": ...}` → `{"url": ...}`.
+async fn checkout_api(State(state): State<AppState>, request: Request) -> Response {
+    let Some(account) = signed_in(request.extensions()) else {
+        return (StatusCode::UNAUTHORIZED, Json(json!({"error": "signed_out", "message": "Sign in first."})))
+            .into_response();
+    };
+    if state.config.stripe.is_none() {
+        return error_response(&BillingError::NotConfigured);
+    }
+    let body = match axum::body::to_bytes(request.into_body(), 4096).await {
+        Ok(body) => body,
+        Err(_) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Json(json!({"error": "too_large", "message": "body: at most 4 KiB"})),
+            )
+                .into_response()
+        }
+    };
+    let plan = match serde_json::from_slice::<CheckoutBody>(&body) {
+        Ok(CheckoutBody { plan: Some(plan) }) => match Plan::from_name(&plan) {
+            Some(plan) => plan,
+            None => return error_response(&BillingError::BadPlan),
+        },
+        Ok(CheckoutBody { plan: None }) => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"error": "bad_plan", "message": "plan: required"})))
+                .into_response()
+        }
+        Err(_) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": "bad_json", "message": "the body must be JSON: {\"plan\": ...}"})),
+            )
+                .into_response()
+        }
+    };
+    match checkout::start(&state, &account, plan).await {
+        Ok(url) => Json(json!({"url": url})).into_response(),
+        Err(error) => error_response(&error),
+    }
+}
+
+/// `POST /checkout` (form field `plan`): 303 to Stripe, or the pricing
+/// page with the reason.
+async fn checkout_form(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Some(account) = signed_in(&parts.extensions) else {
+        return Redirect::to("/signin").into_response();
+    };
+    let plan = axum::body::to_bytes(body, 4096)
+        .await
+        .ok()
+        .and_then(|bytes| serde_urlencoded::from_bytes::<CheckoutBody>(&bytes).ok())
+        .and_then(|form| form.plan)
+        .and_then(|plan| Plan::from_name(&plan));
+    let result = match plan {
+        Some(plan) => checkout::start(&state, &account, plan).await,
+        None => Err(BillingError::BadPlan),
+    };
+    let (status, notice) = match result {
+        Ok(url) => return Redirect::to(&url).into_response(),
+        Err(BillingError::SoldOut) => (
+            StatusCode::CONFLICT,
+            "The last founder seat was just taken: the founder tier is sold out.".to_string(),
+        ),
+        Err(BillingError::NotConfigured) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "Payments are not configured on this site.".to_string())
+        }
+        Err(BillingError::AlreadySubscribed) => (
+            StatusCode::CONFLICT,
+            "You already subscribe: change or cancel it from your account page.".to_string(),
+        ),
+        Err(BillingError::BadPlan) => {
+            (StatusCode::BAD_REQUEST, "plan: choose one of the plans below.".to_string())
+        }
+        Err(error) => {
+            tracing::error!(%error, "checkout failed");
+            (
+                StatusCode::BAD_GATEWAY,
+                "Stripe could not start the checkout; nothing was charged. Try again.".to_string(),
+            )
+        }
+    };
+    pricing_answer(&state, parts, Some(&account), status, notice).await
+}
+
+async fn pricing_answer(
+    state: &AppState,
+    mut parts: axum::http::request::Parts,
+    account: Option<&Account>,
+    status: StatusCode,
+    notice: String,
+) -> Response {
+    let access = match account {
+        Some(account) => state.store.reader_access(account.id).await.unwrap_or_else(|_| ReaderAccess::free()),
+        None => ReaderAccess::free(),
+    };
+    match pricing_view(state, account, &access, Some(notice)).await {
+        Ok(view) => {
+            parts.uri = axum::http::Uri::from_static("/pricing");
+            parts.extensions.insert(view.clone());
+            render_page(state, parts, status, move || provide_context(view.clone())).await
+        }
+        Err(error) => error_response(&error),
+    }
+}
+
+/// `GET /api/v1/founders`: `{"taken", "total", "open"}` from the database.
+/// With `Accept: text/event-stream` it is the live stream instead.
+async fn founders(State(state): State<AppState>, request: Request) -> Response {
+    let wants_stream = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"));
+    if wants_stream {
+        return founders_live(State(state)).await.into_response();
+    }
+    match state.store.founder_count(state.config.founder_seats).await {
+        Ok(count) => (
+            [(header::CACHE_CONTROL, "no-store")],
+            Json(json!({"taken": count.taken, "total": count.total, "open": count.open})),
+        )
+            .into_response(),
+        Err(error) => error_response(&error),
+    }
+}
+
+/// `GET /api/v1/founders/live`: server-sent events named `founders`, one
+/// at once and one on every change, each the same JSON as the plain GET.
+async fn founders_live(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let receiver = state.founders.subscribe();
+    state.founders.refresh(&state.store, state.config.founder_seats).await;
+    let stream = WatchStream::new(receiver).filter_map(|count| {
+        count.map(|count| {
+            let data = json!({"taken": count.taken, "total": count.total, "open": count.open}).to_string();
+            Ok(Event::default().event("founders").data(data))
+        })
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(20)))
+}
+
+#[derive(Debug, Deserialize)]
+struct WaitlistForm {
+    email: Option<String>,
+}
+
+async fn waitlist(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let account = signed_in(&parts.extensions);
+    let email = axum::body::to_bytes(body, 4096)
+        .await
+        .ok()
+        .and_then(|bytes| serde_urlencoded::from_bytes::<WaitlistForm>(&bytes).ok())
+        .and_then(|form| form.email)
+        .unwrap_or_default();
+    let (status, notice) = match state.store.join_waitlist(&email).await {
+        Ok(true) => {
+            (StatusCode::OK, "You are on the founder waitlist: we write when a seat opens.".to_string())
+        }
+        Ok(false) => (StatusCode::OK, "You were on the waitlist already.".to_string()),
+        Err(BillingError::Accounts(error)) => (StatusCode::BAD_REQUEST, format!("email: {error}")),
+        Err(error) => {
+            tracing::error!(%error, "waitlist failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong; try again.".to_string())
+        }
+    };
+    pricing_answer(&state, parts, account.as_ref(), status, notice).await
+}
+
+#[derive(Debug, Deserialize)]
+struct BillingForm {
+    action: Option<String>,
+}
+
+/// `POST /account/billing`: `action=portal` (303 to Stripe's Customer
+/// Portal), `cancel` or `resume` (cancel at period end, or undo it).
+async fn billing_action(State(state): State<AppState>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let Some(account) = signed_in(&parts.extensions) else {
+        return Redirect::to("/signin").into_response();
+    };
+    let action = axum::body::to_bytes(body, 4096)
+        .await
+        .ok()
+        .and_then(|bytes| serde_urlencoded::from_bytes::<BillingForm>(&bytes).ok())
+        .and_then(|form| form.action);
+    let (Some(api), Some(config)) = (state.stripe.as_ref(), state.config.stripe.as_ref()) else {
+        return account_answer(
+            &state,
+            parts,
+            &account,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Payments are not configured on this site.",
+        )
+        .await;
+    };
+    let result: Result<Option<String>, BillingError> = async {
+        match action.as_deref() {
+            Some("portal") => {
+                let Some(customer) = state.store.stripe_customer(account.id).await? else {
+                    return Err(BillingError::Invalid("You have no subscription to manage yet.".into()));
+                };
+                let url = api
+                    .portal_session(
+                        &customer,
+                        &format!("{}/account", state.config.public_url),
+                        config.portal_configuration.as_deref(),
+                    )
+                    .await?;
+                Ok(Some(url))
+            }
+            Some(action @ ("cancel" | "resume")) => {
+                let Some(subscription) = state.store.live_stripe_subscription(account.id).await? else {
+                    return Err(BillingError::Invalid("You have no subscription to change.".into()));
+                };
+                api.set_cancel_at_period_end(&subscription, action == "cancel").await?;
+                super::webhook::sync_subscription(&state, api, &subscription).await?;
+                Ok(None)
+            }
+            _ => Err(BillingError::Invalid("action: unknown".into())),
+        }
+    }
+    .await;
+    match result {
+        Ok(Some(url)) => Redirect::to(&url).into_response(),
+        Ok(None) => {
+            let notice = if action.as_deref() == Some("cancel") {
+                "Your subscription will end at the end of the period; you keep access until then."
+            } else {
+                "Your subscription will renew."
+            };
+            account_answer(&state, parts, &account, StatusCode::OK, notice).await
+        }
+        Err(BillingError::Invalid(message)) => {
+            account_answer(&state, parts, &account, StatusCode::BAD_REQUEST, &message).await
+        }
+        Err(error) => {
+            tracing::error!(%error, "billing action failed");
+            account_answer(
+                &state,
+                parts,
+                &account,
+                StatusCode::BAD_GATEWAY,
+                "Stripe could not be reached; nothing was changed. Try again.",
+            )
+            .await
+        }
+    }
+}
+
+async fn account_answer(
+    state: &AppState,
+    mut parts: axum::http::request::Parts,
+    account: &Account,
+    status: StatusCode,
+    notice: &str,
+) -> Response {
+    let access = state.store.reader_access(account.id).await.unwrap_or_else(|_| ReaderAccess::free());
+    match crate::newsletter::pages::account_view(state, account, &access, None, Some(notice.to_string()))
+        .await
+    {
+        Ok(view) => {
+            parts.uri = axum::http::Uri::from_static("/account");
+            parts.extensions.insert(view.clone());
+            render_page(state, parts, status, move || provide_context(view.clone())).await
+        }
+        Err(error) => {
+            tracing::error!(%error, "could not render the account page");
+            (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.").into_response()
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Billing against the local fake of Stripe's HTTP API, on both databases:
+//! founder seats under concurrency, holds released only on Stripe's word,
+//! the webhook matrix, and entitlements that follow subscription state.
+
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+use server::billing::signature;
+use server::newsletter::{seed_samples, Tier};
+
+use crate::support::fake_stripe::{FakeStripe, WEBHOOK_SECRET};
+use crate::support::http::{
+    app_with, get, post_form, post_json, send, serve, session_cookie, state_with, Reply,
+};
+use crate::support::TestDb;
+
+struct Site {
+    app: axum::Router,
+    state: server::web::AppState,
+    fake: FakeStripe,
+}
+
+/// The site with payments pointed at a fresh fake Stripe, listening for its
+/// webhooks, with `seats` founder seats.
+async fn site(db: &TestDb, seats: u32) -> Site {
+    let fake = FakeStripe::start().await;
+    let state = state_with(db, &fake.env(seats));
+    let base = serve(state.clone()).await;
+    fake.deliver_to(&base).await;
+    Site { app: server::web::router(state.clone()), state, fake }
+}
+
+async fn checkout(site: &Site, cookie: &str, plan: &str) -> Reply {
+    post_json(&site.app, "/api/v1/checkout", &json!({"plan": plan}).to_string(), Some(cookie)).await
+}
+
+fn session_id(reply: &Reply) -> String {
+    let url: Value = serde_json::from_str(&reply.body).unwrap();
+    url["url"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
+}
+
+async fn founders(app: &axum::Router) -> Value {
+    serde_json::from_str(&get(app, "/api/v1/founders", None).await.body).unwrap()
+}
+
+async fn tier_of(db: &TestDb, email: &str) -> Tier {
+    let account = db.store.ensure_account(email).await.unwrap();
+    db.store.reader_access(account.id).await.unwrap().tier
+}
+
+/// Waits until the fake's `kind` object `id` satisfies `until`.
+async fn settle(site: &Site, kind: &str, id: &str, until: impl Fn(&Value) -> bool) {
+    for _ in 0..100 {
+        if until(&site.fake.object(kind, id).await) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the fake Stripe never reached the expected state");
+}
+
+both_backends! {
+    async fn five_hundred_concurrent_founder_checkouts_hold_exactly_one_hundred_seats(db: TestDb) {
+        let site = site(&db, 100).await;
+        let mut cookies = Vec::new();
+        for n in 0..500 {
+            cookies.push(session_cookie(&db, &format!("reader{n}@example.com")).await);
+        }
+        let mut tasks = Vec::new();
+        for cookie in cookies {
+            let app = site.app.clone();
+            tasks.push(tokio::spawn(async move {
+                post_json(&app, "/api/v1/checkout", r#"{"plan":"founder_yearly"}"#, Some(&cookie)).await
+            }));
+        }
+        let (mut held, mut sold_out) = (0, 0);
+        for task in tasks {
+            let reply = task.await.unwrap();
+            match reply.status {
+                StatusCode::OK => {
+                    assert!(reply.body.contains("/checkout/cs_"), "{}", reply.body);
+                    held += 1;
+                }
+                StatusCode::CONFLICT => {
+                    assert!(reply.body.contains("\"sold_out\""), "{}", reply.body);
+                    sold_out += 1;
+                }
+                other => panic!("unexpected {other}: {}", reply.body),
+            }
+        }
+        assert_eq!((held, sold_out), (100, 400));
+        let count = founders(&site.app).await;
+        assert_eq!(count, json!({"taken": 0, "total": 100, "open": false}), "holds are not paid seats, and none is open");
+        let holds: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM seat_holds WHERE state = 'held'")
+            .fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(holds, 100);
+        assert_eq!(site.fake.count("sessions").await, 100, "a Checkout Session only for each held seat");
+    }
+}
+
+both_backends! {
+    async fn a_completed_founder_checkout_grants_founder_and_shows_in_the_counter(db: TestDb) {
+        seed_samples(&db.store).await.unwrap();
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "ada@example.com").await;
+        assert_eq!(founders(&site.app).await, json!({"taken": 0, "total": 100, "open": true}), "zero is shown as zero");
+
+        let started = checkout(&site, &cookie, "founder_yearly").await;
+        assert_eq!(started.status, StatusCode::OK, "{}", started.body);
+        let session = session_id(&started);
+        // A second click reuses the same checkout and seat.
+        let again = checkout(&site, &cookie, "founder_yearly").await;
+        assert_eq!(session_id(&again), session);
+        let requests = site.fake.get("/_fake/requests").await;
+        let creations: Vec<&Value> = requests.as_array().unwrap().iter()
+            .filter(|r| r["method"] == "POST" && r["path"] == "/v1/checkout/sessions").collect();
+        assert_eq!(creations.len(), 1);
+        let created = creations[0];
+        assert!(created["idempotency_key"].as_str().unwrap().starts_with("checkout-hold-"), "{created}");
+        assert_eq!(created["body"]["mode"], "subscription");
+        assert_eq!(created["body"]["line_items"][0]["price"], "price_founder_yearly");
+        assert!(created["body"]["metadata"]["hold_id"].is_string());
+        assert_eq!(created["body"]["client_reference_id"], created["body"]["metadata"]["account_id"]);
+        let expires = created["body"]["expires_at"].as_str().unwrap().parse::<i64>().unwrap();
+        let ttl = expires - server::store::now_millis() / 1000;
+        assert!((1790..=1870).contains(&ttl), "the session lives 30 minutes: {ttl}");
+
+        let done = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({})).await;
+        for delivery in done["deliveries"].as_array().unwrap() {
+            assert_eq!(delivery["status"], 200, "{delivery}");
+        }
+        assert_eq!(tier_of(&db, "ada@example.com").await, Tier::Founder);
+        assert_eq!(founders(&site.app).await, json!({"taken": 1, "total": 100, "open": true}));
+        let issue = get(&site.app, "/issues/founders-field-notes", Some(&cookie)).await;
+        assert!(issue.body.contains("Founders read this first."));
+        let pricing = get(&site.app, "/pricing", None).await;
+        assert!(pricing.body.contains("data-testid=\"founder-taken\">1<"), "the page reads the database");
+
+        // The same customer is reused for a later checkout.
+        assert_eq!(site.fake.count("customers").await, 1);
+        let twice = checkout(&site, &cookie, "pro_monthly").await;
+        assert_eq!(twice.status, StatusCode::CONFLICT, "{}", twice.body);
+        assert!(twice.body.contains("already_subscribed"));
+    }
+}
+
+both_backends! {
+    async fn holds_are_released_by_expiry_events_and_by_the_sweeper_only(db: TestDb) {
+        let site = site(&db, 2).await;
+        let a = session_cookie(&db, "a@example.com").await;
+        let b = session_cookie(&db, "b@example.com").await;
+        let c = session_cookie(&db, "c@example.com").await;
+        let session_a = session_id(&checkout(&site, &a, "founder_yearly").await);
+        let session_b = session_id(&checkout(&site, &b, "founder_yearly").await);
+        assert_eq!(checkout(&site, &c, "founder_yearly").await.status, StatusCode::CONFLICT);
+
+        // Stripe says A's session expired: its seat is free again.
+        site.fake.post(&format!("/_fake/checkout/sessions/{session_a}/expire"), json!({})).await;
+        assert_eq!(founders(&site.app).await["open"], true);
+        let session_c = session_id(&checkout(&site, &c, "founder_yearly").await);
+        assert_eq!(founders(&site.app).await["open"], false);
+
+        // A young hold is not swept, whatever the clock says about intent.
+        let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
+        assert_eq!(report, Default::default());
+        // B's checkout is old: the sweeper expires it through Stripe and
+        // releases the seat once Stripe says it is dead.
+        let old = server::store::now_millis() - 40 * 60 * 1000;
+        sqlx::query("UPDATE seat_holds SET created_at = $1 WHERE checkout_session_id = $2")
+            .bind(old).bind(&session_b).execute(db.store.pool()).await.unwrap();
+        let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
+        assert_eq!(report.released, 1, "{report:?}");
+        assert_eq!(site.fake.object("sessions", &session_b).await["status"], "expired");
+        assert_eq!(founders(&site.app).await["open"], true);
+        // C is untouched.
+        let held: String = sqlx::query_scalar("SELECT state FROM seat_holds WHERE checkout_session_id = $1")
+            .bind(&session_c).fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(held, "held");
+    }
+}
+
+both_backends! {
+    async fn a_completed_event_delayed_past_a_sweep_never_oversells(db: TestDb) {
+        let site = site(&db, 1).await;
+        let a = session_cookie(&db, "a@example.com").await;
+        let b = session_cookie(&db, "b@example.com").await;
+        let session = session_id(&checkout(&site, &a, "founder_yearly").await);
+        // A pays at Stripe, but the events are held back.
+        let paid = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({"deliver": false})).await;
+        sqlx::query("UPDATE seat_holds SET created_at = $1")
+            .bind(server::store::now_millis() - 40 * 60 * 1000).execute(db.store.pool()).await.unwrap();
+        // The sweeper cannot expire a completed session: it reads it and
+        // keeps the seat as paid.
+        let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
+        assert_eq!(report.paid, 1, "{report:?}");
+        assert_eq!(checkout(&site, &b, "founder_yearly").await.status, StatusCode::CONFLICT, "no second seat");
+        // Now the delayed events arrive.
+        for event in paid["events"].as_array().unwrap() {
+            let reply = deliver(&site, event["payload"].as_str().unwrap(), event["signature"].as_str().unwrap()).await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        }
+        assert_eq!(tier_of(&db, "a@example.com").await, Tier::Founder);
+        assert_eq!(founders(&site.app).await, json!({"taken": 1, "total": 1, "open": false}));
+
+        // A payment that lands after Stripe expired a session whose seat was
+        // then sold to someone else is refused: the subscription is cancelled.
+        let site2 = self::site(&db, 1).await;
+        let c = session_cookie(&db, "c@example.com").await;
+        let d = session_cookie(&db, "d@example.com").await;
+        sqlx::query("UPDATE seat_holds SET state = 'ended' WHERE state = 'paid'").execute(db.store.pool()).await.unwrap();
+        sqlx::query("UPDATE founder_seat_counter SET used = 0").execute(db.store.pool()).await.unwrap();
+        let late = session_id(&checkout(&site2, &c, "founder_yearly").await);
+        site2.fake.post(&format!("/_fake/checkout/sessions/{late}/expire"), json!({})).await;
+        let seat_d = session_id(&checkout(&site2, &d, "founder_yearly").await);
+        let forced = site2.fake.post(&format!("/_fake/checkout/sessions/{late}/complete"), json!({"force": true})).await;
+        let subscription = forced["subscription"]["id"].as_str().unwrap().to_string();
+        settle(&site2, "subscriptions", &subscription, |object| object["status"] == "canceled").await;
+        assert_eq!(tier_of(&db, "c@example.com").await, Tier::Free, "the late payer gets no seat");
+        site2.fake.post(&format!("/_fake/checkout/sessions/{seat_d}/complete"), json!({})).await;
+        assert_eq!(tier_of(&db, "d@example.com").await, Tier::Founder);
+        assert_eq!(founders(&site2.app).await, json!({"taken": 1, "total": 1, "open": false}));
+    }
+}
+
+async fn deliver(site: &Site, payload: &str, signature_header: &str) -> Reply {
+    let request = axum::http::Request::post("/stripe/webhook")
+        .header("content-type", "application/json")
+        .header("stripe-signature", signature_header)
+        .body(axum::body::Body::from(payload.to_string()))
+        .unwrap();
+    send(&site.app, request, "127.0.0.1:9").await
+}
+
+both_backends! {
+    async fn the_webhook_matrix_ends_in_the_right_entitlements(db: TestDb) {
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "pat@example.com").await;
+        let session = session_id(&checkout(&site, &cookie, "pro_monthly").await);
+        let paid = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({"deliver": false})).await;
+        let events = paid["events"].as_array().unwrap().clone();
+        let (payload, header) = (events[0]["payload"].as_str().unwrap(), events[0]["signature"].as_str().unwrap());
+        let now = server::store::now_millis() / 1000;
+
+        // Bad signature, wrong secret, stale timestamp, no header: 400 and nothing changes.
+        assert_eq!(deliver(&site, payload, &header.replace("v1=", "v1=00")).await.status, StatusCode::BAD_REQUEST);
+        assert_eq!(deliver(&site, payload, &signature::sign(payload.as_bytes(), "whsec_wrong", now)).await.status, StatusCode::BAD_REQUEST);
+        let stale = deliver(&site, payload, &signature::sign(payload.as_bytes(), WEBHOOK_SECRET, now - 301)).await;
+        assert_eq!(stale.status, StatusCode::BAD_REQUEST);
+        assert!(stale.body.contains("away from now"), "{}", stale.body);
+        let tampered = payload.replace("checkout.session.completed", "checkout.session.expired");
+        assert_eq!(deliver(&site, &tampered, header).await.status, StatusCode::BAD_REQUEST);
+        let request = axum::http::Request::post("/stripe/webhook").body(axum::body::Body::from(payload.to_string())).unwrap();
+        assert_eq!(send(&site.app, request, "127.0.0.1:9").await.status, StatusCode::BAD_REQUEST);
+        assert_eq!(tier_of(&db, "pat@example.com").await, Tier::Free);
+
+        // Out of order: the invoice and the subscription before the checkout.
+        for event in events.iter().rev() {
+            let reply = deliver(&site, event["payload"].as_str().unwrap(), event["signature"].as_str().unwrap()).await;
+            assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+        }
+        assert_eq!(tier_of(&db, "pat@example.com").await, Tier::Pro);
+        // A repeated id changes nothing.
+        let repeat = deliver(&site, payload, header).await;
+        assert!(repeat.body.contains("duplicate"), "{}", repeat.body);
+        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stripe_events").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(seen, 3);
+
+        // Deleted arriving before updated: the state is Stripe's latest.
+        let subscription = paid["subscription"]["id"].as_str().unwrap().to_string();
+        let past_due = site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "past_due", "deliver": false})).await;
+        let canceled = site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "canceled", "deliver": false})).await;
+        for event in canceled["events"].as_array().unwrap().iter().chain(past_due["events"].as_array().unwrap()) {
+            deliver(&site, event["payload"].as_str().unwrap(), event["signature"].as_str().unwrap()).await;
+        }
+        assert_eq!(tier_of(&db, "pat@example.com").await, Tier::Free, "a late past_due event does not revive a cancelled subscription");
+
+        // An unknown event type is acknowledged and ignored.
+        let unknown = json!({"id": "evt_unknown_1", "object": "event", "type": "radar.early_fraud_warning.created", "data": {"object": {}}}).to_string();
+        let reply = deliver(&site, &unknown, &signature::sign(unknown.as_bytes(), WEBHOOK_SECRET, now)).await;
+        assert_eq!(reply.status, StatusCode::OK);
+        let not_json = "not json";
+        assert_eq!(deliver(&site, not_json, &signature::sign(not_json.as_bytes(), WEBHOOK_SECRET, now)).await.status, StatusCode::BAD_REQUEST);
+    }
+}
+
+both_backends! {
+    async fn past_due_keeps_access_and_cancel_at_period_end_is_shown(db: TestDb) {
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "kim@example.com").await;
+        let session = session_id(&checkout(&site, &cookie, "pro_yearly").await);
+        let paid = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({})).await;
+        let subscription = paid["subscription"]["id"].as_str().unwrap().to_string();
+        site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "past_due"})).await;
+        assert_eq!(tier_of(&db, "kim@example.com").await, Tier::Pro, "Stripe's grace while it retries");
+        let account = get(&site.app, "/account", Some(&cookie)).await;
+        assert!(account.body.contains("payment failed"), "{}", account.body);
+        site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "active"})).await;
+
+        let cancelled = post_form(&site.app, "/account/billing", "action=cancel", Some(&cookie)).await;
+        assert_eq!(cancelled.status, StatusCode::OK, "{}", cancelled.body);
+        assert!(cancelled.body.contains("it will not renew"), "{}", cancelled.body);
+        assert_eq!(tier_of(&db, "kim@example.com").await, Tier::Pro, "access lasts to the period's end");
+        let portal = post_form(&site.app, "/account/billing", "action=portal", Some(&cookie)).await;
+        assert_eq!(portal.status, StatusCode::SEE_OTHER);
+        assert!(portal.headers["location"].to_str().unwrap().contains("/portal/"));
+
+        site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "unpaid"})).await;
+        assert_eq!(tier_of(&db, "kim@example.com").await, Tier::Free, "after the grace, access ends");
+    }
+}
+
+both_backends! {
+    async fn a_failed_session_creation_gives_the_seat_back_at_once(db: TestDb) {
+        let site = site(&db, 1).await;
+        let cookie = session_cookie(&db, "a@example.com").await;
+        site.fake.post("/_fake/fail-next", json!({"method": "POST", "path_prefix": "/v1/checkout/sessions", "status": 500, "type": "api_error", "message": "boom"})).await;
+        let failed = checkout(&site, &cookie, "founder_yearly").await;
+        assert_eq!(failed.status, StatusCode::BAD_GATEWAY, "{}", failed.body);
+        assert!(failed.body.contains("nothing was charged"));
+        assert_eq!(founders(&site.app).await["open"], true);
+        let second = checkout(&site, &cookie, "founder_yearly").await;
+        assert_eq!(second.status, StatusCode::OK, "{}", second.body);
+    }
+}
+
+both_backends! {
+    async fn checkout_refuses_bad_input_and_strangers(db: TestDb) {
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "a@example.com").await;
+        assert_eq!(checkout(&site, &cookie, "gold").await.status, StatusCode::BAD_REQUEST);
+        let no_plan = post_json(&site.app, "/api/v1/checkout", "{}", Some(&cookie)).await;
+        assert!(no_plan.body.contains("plan: required"));
+        let not_json = post_json(&site.app, "/api/v1/checkout", "plan=pro", Some(&cookie)).await;
+        assert_eq!(not_json.status, StatusCode::BAD_REQUEST);
+        let huge = post_json(&site.app, "/api/v1/checkout", &"x".repeat(10_000), Some(&cookie)).await;
+        assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE);
+        let anonymous = post_json(&site.app, "/api/v1/checkout", r#"{"plan":"pro_monthly"}"#, None).await;
+        assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+        let request = axum::http::Request::post("/api/v1/checkout")
+            .header("content-type", "application/json")
+            .header("sec-fetch-site", "cross-site")
+            .header("cookie", &cookie)
+            .body(axum::body::Body::from(r#"{"plan":"pro_monthly"}"#))
+            .unwrap();
+        assert_eq!(send(&site.app, request, "127.0.0.1:9").await.status, StatusCode::FORBIDDEN, "same origin only");
+        let form = post_form(&site.app, "/checkout", "plan=pro_monthly", Some(&cookie)).await;
+        assert_eq!(form.status, StatusCode::SEE_OTHER);
+        assert!(form.headers["location"].to_str().unwrap().contains("/checkout/cs_"));
+    }
+}
+
+both_backends! {
+    async fn without_stripe_keys_payments_say_so_and_grant_nothing(db: TestDb) {
+        let app = app_with(&db, &[]);
+        let cookie = session_cookie(&db, "a@example.com").await;
+        let reply = post_json(&app, "/api/v1/checkout", r#"{"plan":"pro_monthly"}"#, Some(&cookie)).await;
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE);
+        let pricing = get(&app, "/pricing", Some(&cookie)).await;
+        assert!(pricing.body.contains("Payments are not configured"));
+        assert!(!pricing.body.contains("checkout-pro_monthly"));
+        let webhook = axum::http::Request::post("/stripe/webhook").body(axum::body::Body::from("{}")).unwrap();
+        assert_eq!(send(&app, webhook, "127.0.0.1:9").await.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(tier_of(&db, "a@example.com").await, Tier::Free);
+        let waitlist = post_form(&app, "/pricing/waitlist", "email=wait%40example.com", None).await;
+        assert!(waitlist.body.contains("on the founder waitlist"));
+        let bad = post_form(&app, "/pricing/waitlist", "email=nope", None).await;
+        assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    }
+}
