@@ -29,7 +29,12 @@ export function watchErrors(page) {
     if (message.type() === "error") errors.push(`console: ${message.text()}`);
   });
   page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
-  page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()} ${request.failure()?.errorText}`));
+  page.on("requestfailed", (request) => {
+    // Leaving a page ends its live streams (EventSource): the browser aborts
+    // them, which is not a failure.
+    if (request.resourceType() === "eventsource" && request.failure()?.errorText === "net::ERR_ABORTED") return;
+    errors.push(`request failed: ${request.url()} ${request.failure()?.errorText}`);
+  });
   page.on("response", (response) => {
     if (response.status() >= 400) errors.push(`HTTP ${response.status()}: ${response.url()}`);
   });

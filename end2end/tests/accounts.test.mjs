@@ -129,6 +129,19 @@ describe("accounts", () => {
     assert.match(await page.getByTestId("timeline").innerText(), /^a1$/);
     await page.getByTestId("stop").click();
     await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
+    // Live: the next round appears without a reload, and its response
+    // carries the STOP, which the page then no longer shows as pending.
+    await page.getByTestId("live-status").filter({ hasText: "Live" }).waitFor();
+    const second = await fetch(`${server.base}/api/v1/loops/nightly/rounds`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ round: 2, state: "b2", findings: [{ target: { path: "draft.md", start_line: 4, end_line: 9 }, severity: "blocking", criterion: "tests", message: "still failing" }] }),
+    });
+    assert.equal(second.status, 200);
+    assert.equal((await second.json()).operator.stop, true, "the STOP is delivered in the next round's response");
+    await page.getByTestId("rounds").locator("tbody tr").nth(1).waitFor({ timeout: 10_000 });
+    await page.getByTestId("timeline").filter({ hasText: "b2" }).waitFor();
+    assert.equal(await page.getByTestId("pending").count(), 0);
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: true });
     await visit(page, `${server.base}/teams/acme`);
     assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);

@@ -156,6 +156,7 @@ async fn serve() -> anyhow::Result<()> {
         crate::billing::live::POLL_EVERY,
     );
     let hold_sweeper = crate::billing::sweeper::spawn(state.clone(), crate::billing::sweeper::SWEEP_EVERY);
+    let alert_deliverer = crate::alerts::spawn_deliverer(store.clone(), crate::alerts::DELIVER_EVERY);
     let relay = match store.backend() {
         crate::store::Backend::Postgres => Some(
             state
@@ -168,10 +169,18 @@ async fn serve() -> anyhow::Result<()> {
     };
     // The peer address reaches handlers for per-client rate limits.
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    // Without TCP_NODELAY a response written in two parts (headers, then a
+    // file's body) waits on the client's delayed ACK: 40 ms per static file.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
     seat_poller.abort();
     hold_sweeper.abort();
+    alert_deliverer.abort();
     if let Some(relay) = relay {
         relay.abort();
     }

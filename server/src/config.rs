@@ -48,6 +48,10 @@ pub struct Config {
     /// Founder seats that may be sold at once (`FIXEDPOINT_FOUNDER_SEATS`,
     /// default 100; smaller for staging).
     pub founder_seats: u32,
+    /// `FIXEDPOINT_ALLOW_PRIVATE_WEBHOOKS=1` lets teams send alerts to
+    /// loopback and private addresses (a test or a private deployment);
+    /// refused by default.
+    pub allow_private_webhooks: bool,
 }
 
 /// Stripe's keys and the Prices of the three plans.
@@ -184,7 +188,10 @@ impl Config {
                 .filter(|n| *n > 0)
                 .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_FOUNDER_SEATS", value })?,
         };
+        let allow_private_webhooks = non_empty("FIXEDPOINT_ALLOW_PRIVATE_WEBHOOKS")
+            .is_some_and(|value| matches!(value.trim(), "1" | "true" | "yes"));
         Ok(Config {
+            allow_private_webhooks,
             stripe,
             founder_seats,
             addr,

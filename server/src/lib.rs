@@ -3,6 +3,7 @@
 //! operator's command line. `main.rs` is a thin shell over [`cli::run`].
 
 pub mod accounts;
+pub mod alerts;
 pub mod audit;
 pub mod billing;
 pub mod cli;

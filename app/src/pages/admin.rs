@@ -12,6 +12,12 @@ pub struct AdminView {
     pub accounts: Vec<AdminAccount>,
     pub outbox: Vec<AdminMail>,
     pub founder_seats_total: u32,
+    /// Paid founder seats.
+    pub founder_seats_taken: i64,
+    /// Seats held by checkouts in progress.
+    pub founder_seats_held: i64,
+    pub waitlist: i64,
+    pub payments_configured: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +26,9 @@ pub struct AdminAccount {
     pub is_operator: bool,
     pub teams: Vec<String>,
     pub created_at: i64,
+    /// `free`, `pro` or `founder`, with where it comes from (`grant`, `stripe`).
+    pub tier: String,
+    pub tier_source: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +73,10 @@ fn AdminOverview(data: AdminView) -> impl IntoView {
             view! {
                 <tr>
                     <td>{account.email.clone()}</td>
-                    <td>"reader"</td>
+                    <td>
+                        {crate::pages::issues::tier_label(&account.tier)}
+                        {account.tier_source.as_deref().map(|source| format!(" ({source})"))}
+                    </td>
                     <td>{if account.is_operator { "operator" } else { "" }}</td>
                     <td>{account.teams.join(", ")}</td>
                     <td>{format_time(account.created_at)}</td>
@@ -98,8 +110,12 @@ fn AdminOverview(data: AdminView) -> impl IntoView {
             <h1>"Admin"</h1>
             <p data-testid="seats">
                 {format!(
-                    "Founder seats: 0 taken of {} (payments are not connected yet, so no seat can be sold).",
-                    data.founder_seats_total
+                    "Founder seats: {} taken of {}, {} held by checkouts in progress; {} on the waitlist.{}",
+                    data.founder_seats_taken,
+                    data.founder_seats_total,
+                    data.founder_seats_held,
+                    data.waitlist,
+                    if data.payments_configured { "" } else { " Payments are not configured (no STRIPE_SECRET_KEY)." },
                 )}
             </p>
             <h2>"Subscribers and accounts"</h2>

@@ -191,6 +191,19 @@ pub fn LoopPage() -> impl IntoView {
     let Some(data) = use_page_data::<LoopView>() else {
         return refused(signed_in, "No such loop");
     };
+    let title = format!("Loop {}", data.name);
+    let current = RwSignal::new(data);
+    let live = RwSignal::new(false);
+    follow_loop(current, live);
+    view! {
+        <Title text=title/>
+        {move || loop_body(current.get(), live)}
+    }
+    .into_any()
+}
+
+/// The loop page below its title: drawn again whenever the data changes.
+fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let chart = convergence_chart(&data.rounds);
     let timeline = state_timeline(&data.rounds);
     let rows = data
@@ -222,7 +235,6 @@ pub fn LoopPage() -> impl IntoView {
         })
         .collect_view();
     view! {
-        <Title text=format!("Loop {}", data.name)/>
         <section class="wide-table">
             <h1>"Loop " <code>{data.name.clone()}</code></h1>
             <p class="muted">
@@ -233,6 +245,9 @@ pub fn LoopPage() -> impl IntoView {
                     data.state.clone().unwrap_or_else(|| "no run".into()),
                     data.exit.clone().map(|exit| format!(", ended by {exit}")).unwrap_or_default()
                 )}
+            </p>
+            <p class="live-status muted" data-testid="live-status" aria-live="polite">
+                {move || if live.get() { "Live: new rounds appear as they arrive." } else { "" }}
             </p>
             {data.notice.clone().map(|notice| view! { <p class="notice-box" role="status" data-testid="loop-notice">{notice}</p> })}
             <OperatorControls data=data.clone()/>
@@ -480,6 +495,123 @@ pub fn convergence_chart(rounds: &[RoundRow]) -> String {
         r##"<g font-size="11"><rect x="50" y="2" width="10" height="10" fill="#9b1c1c"/><text x="64" y="11">blocking</text><rect x="130" y="2" width="10" height="10" fill="#8a4b08"/><text x="144" y="11">warning</text><rect x="205" y="2" width="10" height="10" fill="#3d4f8f"/><text x="219" y="11">info</text><text x="270" y="11">line: blocking · ring: state repeated · dashes: class changed</text></g></svg>"##,
     );
     svg
+}
+
+/// Follows the loop's live stream while the page is open (browser only):
+/// each new round reloads the page's data, so the chart, the timeline and
+/// the tables follow.
+fn follow_loop(current: RwSignal<LoopView>, live: RwSignal<bool>) {
+    #[cfg(feature = "hydrate")]
+    {
+        let (name, team) = current.with_untracked(|data| (data.name.clone(), data.team.clone()));
+        Effect::new(move |_| {
+            live_stream::start(&name, &team, current, live);
+        });
+        on_cleanup(live_stream::stop);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (current, live);
+}
+
+#[cfg(feature = "hydrate")]
+mod live_stream {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+
+    use leptos::prelude::*;
+    use wasm_bindgen::prelude::*;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::EventSource;
+
+    use super::{path_segment, LoopView};
+
+    thread_local! {
+        static SOURCE: RefCell<Option<EventSource>> = const { RefCell::new(None) };
+    }
+
+    pub fn start(name: &str, team: &str, current: RwSignal<LoopView>, live: RwSignal<bool>) {
+        stop();
+        let base = format!("/loops/{}", path_segment(name));
+        let team = path_segment(team);
+        let Ok(source) = EventSource::new(&format!("{base}/events?team={team}")) else { return };
+        // One reload at a time; rounds that arrive meanwhile ask for one more.
+        let busy = Rc::new(Cell::new(false));
+        let again = Rc::new(Cell::new(false));
+        let view_url = Rc::new(move || {
+            let search = web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default();
+            let picks: String = search
+                .trim_start_matches('?')
+                .split('&')
+                .filter(|pair| pair.starts_with("a=") || pair.starts_with("b="))
+                .map(|pair| format!("&{pair}"))
+                .collect();
+            format!("{base}/view.json?team={team}{picks}")
+        });
+        let reload: Rc<dyn Fn()> = Rc::new({
+            let (busy, again) = (busy.clone(), again.clone());
+            move || reload(view_url.clone(), busy.clone(), again.clone(), current)
+        });
+        let on_round = Closure::<dyn Fn(web_sys::MessageEvent)>::new({
+            let reload = reload.clone();
+            move |_event: web_sys::MessageEvent| reload()
+        });
+        let _ = source.add_event_listener_with_callback("round", on_round.as_ref().unchecked_ref());
+        let _ = source.add_event_listener_with_callback("reload", on_round.as_ref().unchecked_ref());
+        on_round.forget();
+        let on_open = Closure::<dyn Fn(web_sys::Event)>::new(move |_| live.set(true));
+        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        on_open.forget();
+        // The browser reconnects by itself (sending Last-Event-ID); the
+        // page says it is not live meanwhile.
+        let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |_| live.set(false));
+        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_error.forget();
+        SOURCE.with(|slot| *slot.borrow_mut() = Some(source));
+    }
+
+    fn reload(
+        url: Rc<dyn Fn() -> String>,
+        busy: Rc<Cell<bool>>,
+        again: Rc<Cell<bool>>,
+        current: RwSignal<LoopView>,
+    ) {
+        if busy.replace(true) {
+            again.set(true);
+            return;
+        }
+        wasm_bindgen_futures::spawn_local(async move {
+            loop {
+                again.set(false);
+                if let Some(view) = fetch_view(&url()).await {
+                    current.set(view);
+                }
+                if !again.get() {
+                    break;
+                }
+            }
+            busy.set(false);
+        });
+    }
+
+    async fn fetch_view(url: &str) -> Option<LoopView> {
+        let window = web_sys::window()?;
+        let response: web_sys::Response =
+            JsFuture::from(window.fetch_with_str(url)).await.ok()?.dyn_into().ok()?;
+        if !response.ok() {
+            return None;
+        }
+        let text = JsFuture::from(response.text().ok()?).await.ok()?.as_string()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    pub fn stop() {
+        SOURCE.with(|slot| {
+            if let Some(source) = slot.borrow_mut().take() {
+                source.close();
+            }
+        });
+    }
 }
 
 #[cfg(test)]

@@ -90,7 +90,8 @@ pub fn PricingPage() -> impl IntoView {
                         if seats.get().open {
                             plan_actions(&pricing, &[("founder_yearly", "Founder yearly, $300")], "founder").into_any()
                         } else {
-                            sold_out(pricing.signed_in).into_any()
+                            let seats = seats.get();
+                            sold_out(pricing.signed_in, seats.taken < seats.total).into_any()
                         }
                     }}
                 </article>
@@ -177,10 +178,17 @@ fn plan_actions(pricing: &PricingView, plans: &[(&'static str, &'static str)], t
     .into_any()
 }
 
-fn sold_out(signed_in: bool) -> impl IntoView {
+/// No seat can be held now: every seat is paid for, or some are held by
+/// checkouts in progress (those come back if not completed in 30 minutes).
+fn sold_out(signed_in: bool, some_only_held: bool) -> impl IntoView {
+    let why = if some_only_held {
+        " Every remaining seat is held by a checkout in progress; a seat comes back if its checkout is not completed within 30 minutes."
+    } else {
+        " A seat opens when a founder leaves; join the waitlist to hear first."
+    };
     view! {
         <div class="sold-out" data-testid="sold-out">
-            <p><strong>"Sold out."</strong> " A seat opens when a founder leaves; join the waitlist to hear first."</p>
+            <p><strong>"Sold out."</strong> {why}</p>
             <form method="post" action="/pricing/waitlist" class="inline-form">
                 <label for="waitlist-email">"Email"</label>
                 <input id="waitlist-email" type="email" name="email" required=true autocomplete="email"/>

@@ -19,6 +19,32 @@ pub struct TeamView {
     pub new_token: Option<String>,
     /// The outcome of the last action, or why it was refused.
     pub notice: Option<String>,
+    /// Where the team's alerts go.
+    pub webhook: Option<WebhookView>,
+    /// A webhook signing secret just made: shown this once.
+    pub new_webhook_secret: Option<String>,
+    /// The latest alert deliveries, newest first.
+    pub deliveries: Vec<DeliveryView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookView {
+    pub url: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryView {
+    pub loop_name: String,
+    /// `wedged`, `cycling`, `stalled`, `thrashing` or `lost`.
+    pub kind: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    pub attempts: i64,
+    pub last_status: Option<i64>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub delivered_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +202,100 @@ fn TeamSettings(team: TeamView) -> impl IntoView {
                 <tbody>{tokens}</tbody>
             </table>
             {admin_forms}
+            <Alerts team=team.clone()/>
         </section>
+    }
+}
+
+/// The team's alert webhook and its latest deliveries.
+#[component]
+fn Alerts(team: TeamView) -> impl IntoView {
+    let slug = team.slug.clone();
+    let current = match &team.webhook {
+        Some(hook) => view! {
+            <p data-testid="webhook">
+                "Alerts go to " <code>{hook.url.clone()}</code> ", set " {format_time(hook.created_at)} "."
+            </p>
+        }
+        .into_any(),
+        None => view! { <p data-testid="webhook">"No webhook: alerts are off."</p> }.into_any(),
+    };
+    let secret = team.new_webhook_secret.clone().map(|secret| {
+        view! {
+            <div class="notice-box" data-testid="webhook-secret">
+                <p>
+                    <strong>"The webhook's signing secret, shown only this once."</strong>
+                    " Each call carries " <code>"Fixedpoint-Signature: t=…,v1=…"</code>
+                    ": HMAC-SHA256 of " <code>"t.body"</code> " with this secret."
+                </p>
+                <p><code class="secret">{secret}</code></p>
+            </div>
+        }
+    });
+    let forms = team.is_admin.then(|| {
+        let remove = team.webhook.is_some().then(|| {
+            view! {
+                <form method="post" action=format!("/teams/{slug}") class="inline-form">
+                    <input type="hidden" name="action" value="remove_webhook"/>
+                    <button type="submit" class="button button-small">"Turn alerts off"</button>
+                </form>
+            }
+        });
+        view! {
+            <form method="post" action=format!("/teams/{slug}") class="stack-form">
+                <input type="hidden" name="action" value="set_webhook"/>
+                <label for="webhook-url">"Alert webhook URL"</label>
+                <input id="webhook-url" name="url" type="url" required placeholder="https://hooks.example.com/fixedpoint"/>
+                <button type="submit" class="button">"Save (makes a new secret)"</button>
+            </form>
+            {remove}
+        }
+    });
+    let rows = team
+        .deliveries
+        .iter()
+        .map(|delivery| {
+            let result = match (delivery.status.as_str(), delivery.last_status, &delivery.last_error) {
+                ("delivered", code, _) => format!(
+                    "delivered{}{}",
+                    code.map(|code| format!(" ({code})")).unwrap_or_default(),
+                    delivery.delivered_at.map(|at| format!(" {}", format_time(at))).unwrap_or_default()
+                ),
+                (status, _, Some(error)) => format!("{status}: {error}"),
+                (status, _, None) => status.to_string(),
+            };
+            view! {
+                <tr>
+                    <td>{format_time(delivery.created_at)}</td>
+                    <td><code>{delivery.loop_name.clone()}</code></td>
+                    <td>{delivery.kind.clone()}</td>
+                    <td>{delivery.attempts}</td>
+                    <td>{result}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <h2>"Alerts"</h2>
+        <p class="muted">
+            "A webhook is called when a loop becomes wedged, cycling, stalled, thrashing or lost; failed calls are retried with backoff."
+        </p>
+        {current}
+        {secret}
+        {forms}
+        {(!team.deliveries.is_empty()).then(|| view! {
+            <table class="data-table" data-testid="deliveries">
+                <thead>
+                    <tr>
+                        <th scope="col">"Queued"</th>
+                        <th scope="col">"Loop"</th>
+                        <th scope="col">"Alert"</th>
+                        <th scope="col">"Attempts"</th>
+                        <th scope="col">"Result"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        })}
     }
 }

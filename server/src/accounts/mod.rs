@@ -14,6 +14,7 @@
 
 pub mod pages;
 mod people;
+mod stream;
 mod teams;
 mod tokens;
 pub mod web;

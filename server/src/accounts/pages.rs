@@ -6,7 +6,7 @@
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
 use app::pages::loops::{DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
-use app::pages::team::{TeamMemberView, TeamView, TokenView};
+use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::StatusCode;
@@ -23,7 +23,11 @@ use crate::web::{render_page, AppState};
 /// (a notice, a token shown once) is the page at the address the browser
 /// shows; `action` says which form it was.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/teams/{slug}", post(team_action)).route("/loops/{loop}", post(loop_control))
+    Router::new()
+        .route("/teams/{slug}", post(team_action))
+        .route("/loops/{loop}", post(loop_control))
+        .route("/loops/{loop}/events", axum::routing::get(super::stream::loop_events))
+        .route("/loops/{loop}/view.json", axum::routing::get(super::stream::loop_view_json))
 }
 
 #[derive(Debug, Deserialize)]
@@ -32,6 +36,7 @@ struct ActionForm {
     email: Option<String>,
     name: Option<String>,
     token_id: Option<String>,
+    url: Option<String>,
 }
 
 async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, request: Request) -> Response {
@@ -59,6 +64,18 @@ async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, re
         }
         Some("remove") => remove_member(&state, request, &team, form.email.unwrap_or_default()).await,
         Some("create_token") => create_token(&state, request, &team, form.name.unwrap_or_default()).await,
+        Some("set_webhook") => set_webhook(&state, request, &team, form.url.unwrap_or_default()).await,
+        Some("remove_webhook") => match state.store.remove_team_webhook(team.id).await {
+            Ok(removed) => {
+                let notice = if removed {
+                    "Alerts are off: the webhook was removed."
+                } else {
+                    "There was no webhook."
+                };
+                answer(&state, request, &team, StatusCode::OK, notice.into(), None).await
+            }
+            Err(error) => internal(AccountsError::from(error)),
+        },
         Some("revoke") => match form.token_id.as_deref().map(str::parse::<i64>) {
             Some(Ok(id)) => revoke_token(&state, request, &team, id).await,
             _ => {
@@ -112,7 +129,7 @@ pub async fn load(
     Ok(())
 }
 
-fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
+pub(super) fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
     AccountsError::Dashboard(error.to_string())
 }
 
@@ -140,7 +157,7 @@ async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, Ac
 
 /// The team (of the account's) that has the loop `name`: `team` picks
 /// which when several do. `None` when it is not theirs.
-async fn loop_team(
+pub(super) async fn loop_team(
     state: &AppState,
     account: &Account,
     team: Option<&str>,
@@ -159,7 +176,7 @@ async fn loop_team(
 
 /// The loop `name` of one of the account's teams; `None` when it is not
 /// theirs.
-async fn loop_view(
+pub(super) async fn loop_view(
     state: &AppState,
     account: &Account,
     team: Option<&str>,
@@ -343,18 +360,22 @@ async fn loop_control(
 }
 
 async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
-    let accounts = state
-        .store
-        .account_summaries(500)
-        .await?
-        .into_iter()
-        .map(|summary| AdminAccount {
+    let mut accounts = Vec::new();
+    for summary in state.store.account_summaries(500).await? {
+        let access = state
+            .store
+            .reader_access(summary.account.id)
+            .await
+            .map_err(|error| AccountsError::Dashboard(error.to_string()))?;
+        accounts.push(AdminAccount {
             email: summary.account.email,
             is_operator: summary.account.is_operator,
             teams: summary.teams,
             created_at: summary.account.created_at,
-        })
-        .collect();
+            tier: access.tier.as_str().to_string(),
+            tier_source: access.source,
+        });
+    }
     let outbox = state
         .store
         .outbox(100)
@@ -369,7 +390,17 @@ async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
             error: mail.error,
         })
         .collect();
-    Ok(AdminView { accounts, outbox, founder_seats_total: state.config.founder_seats })
+    let billing = |error: crate::billing::BillingError| AccountsError::Dashboard(error.to_string());
+    let seats = state.store.founder_count(state.config.founder_seats).await.map_err(billing)?;
+    Ok(AdminView {
+        accounts,
+        outbox,
+        founder_seats_total: state.config.founder_seats,
+        founder_seats_taken: seats.taken,
+        founder_seats_held: seats.held,
+        waitlist: state.store.waitlist_count().await.map_err(billing)?,
+        payments_configured: state.config.stripe.is_some(),
+    })
 }
 
 /// The team `slug` and the account's role in it, if they are a member.
@@ -417,6 +448,27 @@ async fn team_view(
             revoked_at: token.revoked_at,
         })
         .collect();
+    let webhook = state
+        .store
+        .team_webhook(team.id)
+        .await?
+        .map(|hook| WebhookView { url: hook.url, created_at: hook.created_at });
+    let deliveries = state
+        .store
+        .alert_deliveries(team.id, 20)
+        .await?
+        .into_iter()
+        .map(|delivery| DeliveryView {
+            loop_name: delivery.loop_name,
+            kind: delivery.kind,
+            status: delivery.status,
+            attempts: delivery.attempts,
+            last_status: delivery.last_status,
+            last_error: delivery.last_error,
+            created_at: delivery.created_at,
+            delivered_at: delivery.delivered_at,
+        })
+        .collect();
     Ok(TeamView {
         slug: team.slug.clone(),
         is_admin: role == TeamRole::Admin,
@@ -424,6 +476,9 @@ async fn team_view(
         tokens,
         new_token,
         notice,
+        webhook,
+        new_webhook_secret: None,
+        deliveries,
     })
 }
 
@@ -465,11 +520,41 @@ async fn answer(
     notice: String,
     new_token: Option<String>,
 ) -> Response {
+    answer_with(state, request, team, status, notice, new_token, None).await
+}
+
+async fn answer_with(
+    state: &AppState,
+    request: Request,
+    team: &Team,
+    status: StatusCode,
+    notice: String,
+    new_token: Option<String>,
+    new_webhook_secret: Option<String>,
+) -> Response {
     let (mut parts, _) = request.into_parts();
     parts.uri = format!("/teams/{}", team.slug).parse().unwrap_or(parts.uri);
     match team_view(state, team, TeamRole::Admin, new_token, Some(notice)).await {
-        Ok(view) => render_page(state, parts, status, move || provide_context(view.clone())).await,
+        Ok(mut view) => {
+            view.new_webhook_secret = new_webhook_secret;
+            render_page(state, parts, status, move || provide_context(view.clone())).await
+        }
         Err(error) => internal(error),
+    }
+}
+
+/// `action=set_webhook`: the team's alert webhook, with a new signing
+/// secret shown once.
+async fn set_webhook(state: &AppState, request: Request, team: &Team, url: String) -> Response {
+    if let Err(problem) = crate::alerts::check_url(&url, state.config.allow_private_webhooks) {
+        return answer(state, request, team, StatusCode::BAD_REQUEST, problem.to_string(), None).await;
+    }
+    match state.store.set_team_webhook(team.id, &url).await {
+        Ok(secret) => {
+            let notice = "Alerts go to this webhook now; its signing secret is shown below once.".to_string();
+            answer_with(state, request, team, StatusCode::OK, notice, None, Some(secret)).await
+        }
+        Err(error) => internal(AccountsError::from(error)),
     }
 }
 

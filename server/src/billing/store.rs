@@ -394,4 +394,8 @@ impl Store {
         .await?;
         Ok(done.rows_affected() == 1)
     }
+
+    pub async fn waitlist_count(&self) -> Result<i64, BillingError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM founder_waitlist").fetch_one(self.pool()).await?)
+    }
 }

@@ -41,6 +41,10 @@ pub struct RoundAnswer {
 /// dashboard to update its list and chart without asking again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoundEvent {
+    /// The stored round's row id: increasing, so a live stream can resume
+    /// after it (`Last-Event-ID`).
+    #[serde(default)]
+    pub id: i64,
     pub team_id: i64,
     pub loop_id: i64,
     #[serde(rename = "loop")]
@@ -341,6 +345,44 @@ impl Store {
 
         insert_findings(&mut tx, round_id, report).await?;
 
+        // An alert when the loop enters a bad state (not on every round it
+        // stays there), queued with the round it belongs to.
+        if let Some(kind) = crate::alerts::AlertKind::of_round(
+            classification.class.as_str(),
+            classification.outcome.as_str(),
+            classification.advice.as_str(),
+        ) {
+            let previous: Option<(String, String, String)> = sqlx::query_as(
+                "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+            )
+            .bind(run.id)
+            .bind(i64::from(report.round))
+            .fetch_optional(&mut *tx)
+            .await?;
+            let was = previous.and_then(|(class, outcome, advice)| {
+                crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
+            });
+            if was != Some(kind) {
+                let team: String = sqlx::query_scalar("SELECT slug FROM teams WHERE id = $1")
+                    .bind(team_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                let payload = serde_json::json!({
+                    "type": format!("loop.{}", kind.as_str()),
+                    "team": team,
+                    "loop": loop_name,
+                    "run": run.key,
+                    "round": report.round,
+                    "class": classification.class.as_str(),
+                    "outcome": classification.outcome.as_str(),
+                    "advice": classification.advice.as_str(),
+                    "reason": classification.reason,
+                    "at": now,
+                });
+                crate::alerts::enqueue(&mut tx, team_id, loop_name, kind, &payload, now).await?;
+            }
+        }
+
         sqlx::query(
             "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, last_seen_at = $4, \
              ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
@@ -369,6 +411,7 @@ impl Store {
         }
 
         let event = RoundEvent {
+            id: round_id,
             team_id,
             loop_id,
             loop_name: loop_name.to_string(),

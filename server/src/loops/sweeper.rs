@@ -20,18 +20,40 @@ pub const LOST_SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// Returns how many runs it marked. Taking the time as an argument lets
 /// tests sweep "an hour later" without waiting an hour.
 pub async fn sweep_lost_runs(store: &Store, now: i64) -> Result<u64, StoreError> {
-    let result = sqlx::query(
+    let mut tx = store.pool().begin().await?;
+    let lost: Vec<(i64, String, i64, String, String)> = sqlx::query_as(
         "UPDATE runs SET state = $1, ended_at = $2 \
          WHERE state IN ($3, $4) \
-         AND last_seen_at < $2 - (SELECT heartbeat_window_ms FROM loops WHERE loops.id = runs.loop_id)",
+         AND last_seen_at < $2 - (SELECT heartbeat_window_ms FROM loops WHERE loops.id = runs.loop_id) \
+         RETURNING id, run_key, loop_id, \
+         (SELECT name FROM loops WHERE loops.id = runs.loop_id), \
+         (SELECT t.slug FROM teams t JOIN loops l ON l.team_id = t.id WHERE l.id = runs.loop_id)",
     )
     .bind(LOST)
     .bind(now)
     .bind(RUNNING)
     .bind(BLOCKED)
-    .execute(store.pool())
+    .fetch_all(&mut *tx)
     .await?;
-    Ok(result.rows_affected())
+    // A lost run alerts its team, in the same transaction as the sweep.
+    for (_, run_key, loop_id, loop_name, team) in &lost {
+        let team_id: i64 = sqlx::query_scalar("SELECT team_id FROM loops WHERE id = $1")
+            .bind(loop_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let payload = serde_json::json!({
+            "type": "loop.lost",
+            "team": team,
+            "loop": loop_name,
+            "run": run_key,
+            "reason": "no round or heartbeat within the loop's window",
+            "at": now,
+        });
+        crate::alerts::enqueue(&mut tx, team_id, loop_name, crate::alerts::AlertKind::Lost, &payload, now)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(lost.len() as u64)
 }
 
 /// Sweeps every `every` until the returned task is aborted. A failed sweep

@@ -5,6 +5,7 @@
 mod support;
 
 mod accounts;
+mod alerts;
 mod audit_api;
 mod audit_cli;
 mod audit_page;
@@ -14,5 +15,6 @@ mod http_shell;
 mod ingest;
 mod ingest_cli;
 mod ingest_live;
+mod loop_stream;
 mod newsletter;
 mod store_contract;

@@ -1,0 +1,384 @@
+//! Alerts: a team's outgoing webhook, called when one of its loops becomes
+//! wedged, cycling, stalled, thrashing or lost.
+//!
+//! An alert is queued in the same transaction as the round (or the sweep)
+//! that caused it, so none is lost and none is sent for a round that was
+//! not stored. A background task delivers the queue: a JSON POST signed like
+//! Stripe's webhooks (`Fixedpoint-Signature: t=<unix seconds>,v1=<hex
+//! HMAC-SHA256(secret, "t.body")>`), retried with exponential backoff
+//! (30 s doubling, at most an hour apart) and given up after
+//! [`MAX_ATTEMPTS`]. Several instances may deliver together: each claims an
+//! alert with a conditional update before sending it.
+//!
+//! An alert fires when a loop *enters* a state: a run that stays stalled
+//! for ten rounds alerts once.
+
+use std::time::Duration;
+
+use sqlx::{Any, Row, Transaction};
+use tokio::task::JoinHandle;
+
+use crate::store::{now_millis, Store, StoreError};
+
+/// Deliveries are given up after this many failed attempts.
+pub const MAX_ATTEMPTS: i64 = 8;
+/// How often the deliverer looks for due alerts.
+pub const DELIVER_EVERY: Duration = Duration::from_secs(2);
+/// A webhook must answer within this.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The states that alert.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlertKind {
+    Wedged,
+    Cycling,
+    Stalled,
+    Thrashing,
+    Lost,
+}
+
+impl AlertKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertKind::Wedged => "wedged",
+            AlertKind::Cycling => "cycling",
+            AlertKind::Stalled => "stalled",
+            AlertKind::Thrashing => "thrashing",
+            AlertKind::Lost => "lost",
+        }
+    }
+
+    /// The alert a round's classification (as stored: class, outcome,
+    /// advice) calls for, if any. A fixed point or a cycle alerts only when
+    /// blocking findings remain (a converged one is good news); stalled and
+    /// thrashing only once the loop's threshold turned the advice to stop.
+    pub fn of_round(class: &str, outcome: &str, advice: &str) -> Option<AlertKind> {
+        match (class, outcome, advice) {
+            ("fixed_point", "wedged", _) => Some(AlertKind::Wedged),
+            ("cycle", "cycling", _) => Some(AlertKind::Cycling),
+            ("stalled", _, "stop") => Some(AlertKind::Stalled),
+            ("thrashing", _, "stop") => Some(AlertKind::Thrashing),
+            _ => None,
+        }
+    }
+}
+
+/// A team's webhook as its page shows it (the secret shows once, when made).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamWebhook {
+    pub url: String,
+    pub created_at: i64,
+}
+
+/// One delivery as the team page lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AlertDelivery {
+    pub id: i64,
+    pub loop_name: String,
+    pub kind: String,
+    pub status: String,
+    pub attempts: i64,
+    pub last_status: Option<i64>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub delivered_at: Option<i64>,
+}
+
+/// Checks a webhook URL: http(s), a host, at most 2,000 characters. Hosts
+/// that are loopback or private addresses are refused unless `allow_private`
+/// (a server reaching into its own network on a team's behalf is how
+/// webhooks get abused). Names are not resolved: a name that points inside
+/// is not caught here.
+pub fn check_url(url: &str, allow_private: bool) -> Result<(), &'static str> {
+    let url = url.trim();
+    if url.len() > 2000 {
+        return Err("url: at most 2,000 characters");
+    }
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .ok_or("url: must start with https:// or http://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(bracketed) = host.strip_prefix('[') {
+        bracketed.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    if host.is_empty() || url.chars().any(char::is_whitespace) {
+        return Err("url: needs a host, and no spaces");
+    }
+    if !allow_private {
+        let private = host.eq_ignore_ascii_case("localhost")
+            || match host.parse::<std::net::IpAddr>() {
+                Ok(std::net::IpAddr::V4(ip)) => {
+                    ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+                }
+                Ok(std::net::IpAddr::V6(ip)) => {
+                    ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
+                }
+                Err(_) => false,
+            };
+        if private {
+            return Err("url: a loopback or private address cannot receive alerts from this server");
+        }
+    }
+    Ok(())
+}
+
+/// Queues an alert for the team if it has a webhook (inside the caller's
+/// transaction).
+pub async fn enqueue(
+    tx: &mut Transaction<'static, Any>,
+    team_id: i64,
+    loop_name: &str,
+    kind: AlertKind,
+    payload: &serde_json::Value,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO alert_deliveries (team_id, loop_name, kind, payload, status, attempts, next_attempt_at, created_at) \
+         SELECT $1, $2, $3, $4, 'pending', 0, $5, $5 WHERE EXISTS (SELECT 1 FROM team_webhooks WHERE team_id = $1)",
+    )
+    .bind(team_id)
+    .bind(loop_name)
+    .bind(kind.as_str())
+    .bind(payload.to_string())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn delivery(row: &sqlx::any::AnyRow) -> Result<AlertDelivery, sqlx::Error> {
+    Ok(AlertDelivery {
+        id: row.try_get("id")?,
+        loop_name: row.try_get("loop_name")?,
+        kind: row.try_get("kind")?,
+        status: row.try_get("status")?,
+        attempts: row.try_get("attempts")?,
+        last_status: row.try_get("last_status")?,
+        last_error: row.try_get("last_error")?,
+        created_at: row.try_get("created_at")?,
+        delivered_at: row.try_get("delivered_at")?,
+    })
+}
+
+impl Store {
+    /// Sets the team's webhook URL with a new signing secret; answers the
+    /// secret (shown once on the team page).
+    pub async fn set_team_webhook(&self, team_id: i64, url: &str) -> Result<String, StoreError> {
+        let bytes: [u8; 32] = rand::random();
+        let secret = format!("fpw_{}", hex::encode(bytes));
+        sqlx::query(
+            "INSERT INTO team_webhooks (team_id, url, secret, created_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (team_id) DO UPDATE SET url = excluded.url, secret = excluded.secret, created_at = excluded.created_at",
+        )
+        .bind(team_id)
+        .bind(url.trim())
+        .bind(&secret)
+        .bind(now_millis())
+        .execute(self.pool())
+        .await?;
+        Ok(secret)
+    }
+
+    pub async fn remove_team_webhook(&self, team_id: i64) -> Result<bool, StoreError> {
+        let done = sqlx::query("DELETE FROM team_webhooks WHERE team_id = $1")
+            .bind(team_id)
+            .execute(self.pool())
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    pub async fn team_webhook(&self, team_id: i64) -> Result<Option<TeamWebhook>, StoreError> {
+        let row: Option<(String, i64)> =
+            sqlx::query_as("SELECT url, created_at FROM team_webhooks WHERE team_id = $1")
+                .bind(team_id)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(row.map(|(url, created_at)| TeamWebhook { url, created_at }))
+    }
+
+    /// The team's latest deliveries, newest first.
+    pub async fn alert_deliveries(&self, team_id: i64, limit: i64) -> Result<Vec<AlertDelivery>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, loop_name, kind, status, attempts, last_status, last_error, created_at, delivered_at \
+             FROM alert_deliveries WHERE team_id = $1 ORDER BY id DESC LIMIT $2",
+        )
+        .bind(team_id)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows.iter().map(delivery).collect::<Result<_, _>>()?)
+    }
+}
+
+/// What one pass of the deliverer did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryReport {
+    pub delivered: usize,
+    pub retrying: usize,
+    pub failed: usize,
+}
+
+/// The wait before attempt `attempts + 1`: 30 s doubling, at most an hour.
+pub fn backoff(attempts: i64) -> Duration {
+    let seconds = 30u64.saturating_mul(1u64 << attempts.clamp(0, 16));
+    Duration::from_secs(seconds.min(3600))
+}
+
+/// Delivers the alerts due at `now` (Unix ms).
+pub async fn deliver_due(
+    store: &Store,
+    client: &reqwest::Client,
+    now: i64,
+) -> Result<DeliveryReport, StoreError> {
+    let due = sqlx::query(
+        "SELECT d.id, d.payload, d.attempts, w.url, w.secret FROM alert_deliveries d \
+         JOIN team_webhooks w ON w.team_id = d.team_id \
+         WHERE d.status = 'pending' AND d.next_attempt_at <= $1 ORDER BY d.id LIMIT 50",
+    )
+    .bind(now)
+    .fetch_all(store.pool())
+    .await?;
+    let mut report = DeliveryReport::default();
+    for row in due {
+        let id: i64 = row.try_get("id")?;
+        let attempts: i64 = row.try_get("attempts")?;
+        // Claim it: another instance that read the same row loses here.
+        let claimed = sqlx::query(
+            "UPDATE alert_deliveries SET next_attempt_at = $2 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $3",
+        )
+        .bind(id)
+        .bind(now + REQUEST_TIMEOUT.as_millis() as i64 * 6)
+        .bind(now)
+        .execute(store.pool())
+        .await?;
+        if claimed.rows_affected() != 1 {
+            continue;
+        }
+        let payload: String = row.try_get("payload")?;
+        let url: String = row.try_get("url")?;
+        let secret: String = row.try_get("secret")?;
+        let signature = crate::billing::signature::sign(payload.as_bytes(), &secret, now_millis() / 1000);
+        let sent = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("fixedpoint-signature", signature)
+            .header("user-agent", "fixedpoint-alerts/1")
+            .body(payload)
+            .timeout(REQUEST_TIMEOUT)
+            .send()
+            .await;
+        let (status, error) = match sent {
+            Ok(response) if response.status().is_success() => {
+                (Some(i64::from(response.status().as_u16())), None)
+            }
+            Ok(response) => {
+                (Some(i64::from(response.status().as_u16())), Some(format!("HTTP {}", response.status())))
+            }
+            Err(error) => (None, Some(error.to_string())),
+        };
+        let attempts = attempts + 1;
+        if error.is_none() {
+            sqlx::query(
+                "UPDATE alert_deliveries SET status = 'delivered', attempts = $2, last_status = $3, last_error = NULL, \
+                 delivered_at = $4 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(attempts)
+            .bind(status)
+            .bind(now_millis())
+            .execute(store.pool())
+            .await?;
+            report.delivered += 1;
+        } else {
+            let gave_up = attempts >= MAX_ATTEMPTS;
+            sqlx::query(
+                "UPDATE alert_deliveries SET status = $2, attempts = $3, last_status = $4, last_error = $5, \
+                 next_attempt_at = $6 WHERE id = $1",
+            )
+            .bind(id)
+            .bind(if gave_up { "failed" } else { "pending" })
+            .bind(attempts)
+            .bind(status)
+            .bind(error)
+            .bind(now + backoff(attempts - 1).as_millis() as i64)
+            .execute(store.pool())
+            .await?;
+            if gave_up {
+                report.failed += 1;
+            } else {
+                report.retrying += 1;
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Delivers due alerts every `every` until aborted.
+pub fn spawn_deliverer(store: Store, every: Duration) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default();
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            match deliver_due(&store, &client, now_millis()).await {
+                Ok(report) if report != DeliveryReport::default() => {
+                    tracing::info!(?report, "alert deliveries")
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "delivering alerts failed"),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bad_states_alert() {
+        use crate::convergence::{Advice, Class, Outcome};
+        let kind = |class: Class, outcome: Outcome, advice: Advice| {
+            AlertKind::of_round(class.as_str(), outcome.as_str(), advice.as_str())
+        };
+        assert_eq!(kind(Class::FixedPoint, Outcome::Wedged, Advice::Stop), Some(AlertKind::Wedged));
+        assert_eq!(kind(Class::FixedPoint, Outcome::Converged, Advice::Stop), None);
+        assert_eq!(kind(Class::Cycle, Outcome::Cycling, Advice::Stop), Some(AlertKind::Cycling));
+        assert_eq!(kind(Class::Cycle, Outcome::Converged, Advice::Stop), None);
+        assert_eq!(kind(Class::Stalled, Outcome::Stuck, Advice::Continue), None, "below the threshold");
+        assert_eq!(kind(Class::Stalled, Outcome::Stuck, Advice::Stop), Some(AlertKind::Stalled));
+        assert_eq!(kind(Class::Thrashing, Outcome::Stuck, Advice::Stop), Some(AlertKind::Thrashing));
+        assert_eq!(kind(Class::Converging, Outcome::Progressing, Advice::Continue), None);
+    }
+
+    #[test]
+    fn backoff_doubles_to_an_hour() {
+        assert_eq!(backoff(0), Duration::from_secs(30));
+        assert_eq!(backoff(1), Duration::from_secs(60));
+        assert_eq!(backoff(6), Duration::from_secs(1920));
+        assert_eq!(backoff(7), Duration::from_secs(3600));
+        assert_eq!(backoff(60), Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn webhook_urls_are_checked() {
+        assert!(check_url("https://hooks.example.com/x", false).is_ok());
+        assert!(check_url("ftp://x", false).is_err());
+        assert!(check_url("https://", false).is_err());
+        assert!(check_url("http://127.0.0.1:9/x", false).is_err());
+        assert!(check_url("http://localhost/x", false).is_err());
+        assert!(check_url("http://10.1.2.3/x", false).is_err());
+        assert!(check_url("http://[::1]:80/x", false).is_err());
+        assert!(check_url("http://user@192.168.0.1/", false).is_err());
+        assert!(check_url("http://127.0.0.1:9/x", true).is_ok());
+        assert!(check_url(&format!("https://x.example/{}", "a".repeat(2000)), false).is_err());
+    }
+}
