@@ -161,6 +161,10 @@ describe("accounts", () => {
       await visit(page, `${server.base}${path}`);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
       assert.equal(overflow, false, `no horizontal scroll at 360 px on ${path}`);
+      await page.addScriptTag({ content: AXE });
+      const result = await page.evaluate(async () => await window.axe.run(document));
+      const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+      assert.deepEqual(bad, [], `axe on ${path}`);
     }
     await visit(page, `${server.base}/loops/nightly`);
     await page.screenshot({ path: join(SHOTS, "loop-phone.png"), fullPage: true });

@@ -204,6 +204,7 @@ pub fn LoopPage() -> impl IntoView {
 
 /// The loop page below its title: drawn again whenever the data changes.
 fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
+    let shown_run = data.run.clone();
     let chart = convergence_chart(&data.rounds);
     let timeline = state_timeline(&data.rounds);
     let rows = data
@@ -273,8 +274,21 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                         .iter()
                         .map(|run| {
                             view! {
-                                <tr>
-                                    <td><code>{run.id.clone()}</code></td>
+                                <tr class=if Some(&run.id) == shown_run.as_ref() { "selected" } else { "" }>
+                                    <td>
+                                        <a
+                                            href=format!(
+                                                "/loops/{}?team={}&run={}",
+                                                path_segment(&data.name),
+                                                path_segment(&data.team),
+                                                path_segment(&run.id),
+                                            )
+                                            rel="external"
+                                            aria-current=if Some(&run.id) == shown_run.as_ref() { Some("true") } else { None }
+                                        >
+                                            <code>{run.id.clone()}</code>
+                                        </a>
+                                    </td>
                                     <td>{run.state.clone()}</td>
                                     <td>
                                         {match (&run.exit, &run.ended_by) {
@@ -543,7 +557,7 @@ mod live_stream {
             let picks: String = search
                 .trim_start_matches('?')
                 .split('&')
-                .filter(|pair| pair.starts_with("a=") || pair.starts_with("b="))
+                .filter(|pair| pair.starts_with("a=") || pair.starts_with("b=") || pair.starts_with("run="))
                 .map(|pair| format!("&{pair}"))
                 .collect();
             format!("{base}/view.json?team={team}{picks}")

@@ -116,7 +116,8 @@ pub async fn load(
         let param = |name: &str| pairs.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
         let team = param("team");
         let pick = (param("a").and_then(|a| a.parse().ok()), param("b").and_then(|b| b.parse().ok()));
-        if let Some(view) = loop_view(state, account, team.as_deref(), name, pick).await? {
+        let run = param("run");
+        if let Some(view) = loop_view(state, account, team.as_deref(), name, run.as_deref(), pick).await? {
             extensions.insert(view);
         }
     } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
@@ -181,10 +182,11 @@ pub(super) async fn loop_view(
     account: &Account,
     team: Option<&str>,
     name: &str,
+    run: Option<&str>,
     pick: (Option<u32>, Option<u32>),
 ) -> Result<Option<LoopView>, AccountsError> {
     match loop_team(state, account, team, name).await? {
-        Some(team) => loop_view_of(state, &team, name, None, pick).await.map(Some),
+        Some(team) => loop_view_of(state, &team, name, None, run, pick).await.map(Some),
         None => Ok(None),
     }
 }
@@ -194,6 +196,7 @@ async fn loop_view_of(
     team: &Team,
     name: &str,
     notice: Option<String>,
+    run: Option<&str>,
     pick: (Option<u32>, Option<u32>),
 ) -> Result<LoopView, AccountsError> {
     let summary =
@@ -202,8 +205,14 @@ async fn loop_view_of(
         summary.map(|summary| (summary.pending.stop, summary.pending.steer)).unwrap_or((false, None));
     {
         let membership = team;
-        let history =
-            state.store.loop_history(membership.id, name, None, 0, 1000).await.map_err(loops_error)?;
+        let history = match state.store.loop_history(membership.id, name, run, 0, 1000).await {
+            Ok(history) => history,
+            // An unknown run id shows the current run.
+            Err(_) if run.is_some() => {
+                state.store.loop_history(membership.id, name, None, 0, 1000).await.map_err(loops_error)?
+            }
+            Err(error) => return Err(loops_error(error)),
+        };
         let rounds = history
             .rounds
             .iter()
@@ -353,7 +362,7 @@ async fn loop_control(
         }
         Err(error) => return internal(loops_error(error)),
     };
-    match loop_view_of(&state, &team, &name, Some(notice), (None, None)).await {
+    match loop_view_of(&state, &team, &name, Some(notice), None, (None, None)).await {
         Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
         Err(error) => internal(error),
     }

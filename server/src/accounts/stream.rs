@@ -38,6 +38,8 @@ pub struct LoopQuery {
     team: Option<String>,
     a: Option<u32>,
     b: Option<u32>,
+    /// A run of the loop other than the current one.
+    run: Option<String>,
     /// For clients that cannot set the header (the first connection of an
     /// EventSource never can).
     last_event_id: Option<i64>,
@@ -92,7 +94,8 @@ pub async fn loop_view_json(
     let Some(account) = signed_in(request.extensions()) else {
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
     };
-    match loop_view(&state, &account, query.team.as_deref(), &decoded(&name), (query.a, query.b)).await {
+    let run = query.run.as_deref();
+    match loop_view(&state, &account, query.team.as_deref(), &decoded(&name), run, (query.a, query.b)).await {
         Ok(Some(view)) => ([("cache-control", "no-store")], Json(view)).into_response(),
         Ok(None) => not_found(),
         Err(error) => {

@@ -103,3 +103,30 @@ both_backends! {
         assert_eq!(view["team"], "acme");
     }
 }
+
+both_backends! {
+    async fn the_loop_page_shows_any_run_of_the_loop(db: TestDb) {
+        let app = app(&db);
+        db.store.create_team("acme").await.unwrap();
+        db.store.add_team_member("acme", "ada@example.com", TeamRole::Member).await.unwrap();
+        let token = db.store.create_loop_token("acme", "ci").await.unwrap().secret;
+        post_round(&app, &token, 1, "aaaa1111").await;
+        post_round(&app, &token, 2, "oldrun22").await;
+        // Round 1 again: the loop started over, a new run.
+        post_round(&app, &token, 1, "newrun11").await;
+        let ada = session_cookie(&db, "ada@example.com").await;
+
+        let current = get(&app, "/loops/nightly?team=acme", Some(&ada)).await;
+        assert!(current.body.contains("newrun11") && !current.body.contains("oldrun22"), "the current run by default");
+        assert!(current.body.contains("run=run-1"), "the runs table links to each run: {}", current.body);
+        let old = get(&app, "/loops/nightly?team=acme&run=run-1", Some(&ada)).await;
+        assert_eq!(old.status, StatusCode::OK);
+        assert!(old.body.contains("oldrun22"), "{}", old.body);
+        let json = get(&app, "/loops/nightly/view.json?team=acme&run=run-1", Some(&ada)).await;
+        let view: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+        assert_eq!(view["run"], "run-1");
+        assert_eq!(view["rounds"].as_array().unwrap().len(), 2);
+        let unknown = get(&app, "/loops/nightly?team=acme&run=nope", Some(&ada)).await;
+        assert!(unknown.body.contains("newrun11"), "an unknown run shows the current one");
+    }
+}
