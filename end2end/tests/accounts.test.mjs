@@ -61,6 +61,7 @@ describe("accounts", () => {
     assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1, "not signed in yet");
     await page.screenshot({ path: join(SHOTS, "signin-confirm.png") });
     await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
+    await waitForHydration(page);
     assert.equal(await page.getByTestId("account-email").innerText(), "reader@example.com");
     assert.equal(await page.getByRole("link", { name: "Account", exact: true }).count(), 1);
     const cookies = await page.context().cookies();
@@ -73,9 +74,11 @@ describe("accounts", () => {
     await visit(page, link);
     await page.getByTestId("verify-submit").click();
     await page.getByTestId("verify-error").waitFor();
+    await waitForHydration(page);
 
     await visit(page, `${server.base}/account`);
     await Promise.all([page.waitForURL(`${server.base}/`), page.getByTestId("signout").click()]);
+    await waitForHydration(page);
     assert.equal(await page.getByRole("link", { name: "Sign in", exact: true }).count(), 1);
     const account = await visit(page, `${server.base}/account`);
     assert.equal(account.status(), 401);
@@ -104,6 +107,7 @@ describe("accounts", () => {
     const mail = await smtp.nextMail("lead@example.com");
     await visit(page, /https?:\/\/\S+token=fps_[0-9a-f]{64}/.exec(mail.body)[0]);
     await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
+    await waitForHydration(page);
 
     await page.getByRole("link", { name: "acme" }).click();
     await page.waitForURL(`${server.base}/teams/acme`);
@@ -143,6 +147,29 @@ describe("accounts", () => {
     await page.getByTestId("timeline").filter({ hasText: "b2" }).waitFor();
     assert.equal(await page.getByTestId("pending").count(), 0);
     await page.screenshot({ path: join(SHOTS, "loop.png"), fullPage: true });
+    // Two rounds compared: the blocking finding round 2 brought is new.
+    await page.getByLabel("Round", { exact: true }).selectOption("1");
+    await page.getByLabel("against round").selectOption("2");
+    await Promise.all([page.waitForURL(/a=1&b=2/), page.getByRole("button", { name: "Compare" }).click()]);
+    await waitForHydration(page);
+    assert.match(await page.getByTestId("diff-new").innerText(), /draft\.md/);
+    // Another team's loop does not exist for this reader.
+    cli("team", "create", "beta");
+    const betaToken = cli("token", "create", "--team", "beta", "--name", "x").trim().split("\n").pop();
+    const beta = await fetch(`${server.base}/api/v1/loops/hidden/rounds`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${betaToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ round: 1, state: "z1", findings: [] }),
+    });
+    assert.equal(beta.status, 200);
+    // (Fetched with the page's session rather than opened, so the expected
+    // 404s are not counted as the page's errors.)
+    const foreign = await page.request.get(`${server.base}/loops/hidden?team=beta`);
+    assert.equal(foreign.status(), 404);
+    assert.match(await foreign.text(), /data-testid="not-found"/);
+    assert.ok(!(await foreign.text()).includes("z1"), "nothing of the other team's loop");
+    assert.equal((await page.request.get(`${server.base}/loops/hidden/view.json?team=beta`)).status(), 404);
+    assert.equal((await page.request.get(`${server.base}/loops/hidden/events?team=beta`)).status(), 404);
     await visit(page, `${server.base}/teams/acme`);
     assert.equal(await page.getByTestId("tokens").locator("tbody tr").count(), 1);
     await page.getByTestId("tokens").getByRole("button", { name: "Revoke" }).click();
