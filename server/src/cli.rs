@@ -167,6 +167,16 @@ async fn serve() -> anyhow::Result<()> {
         ),
         crate::store::Backend::Sqlite => None,
     };
+    let seat_listener = match store.backend() {
+        crate::store::Backend::Postgres => Some(
+            state
+                .founders
+                .start_postgres_listener(&state.config.database_url, store.clone(), state.config.founder_seats)
+                .await
+                .context("listening for founder seat changes on PostgreSQL")?,
+        ),
+        crate::store::Backend::Sqlite => None,
+    };
     // The peer address reaches handlers for per-client rate limits.
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     // Without TCP_NODELAY a response written in two parts (headers, then a
@@ -183,6 +193,9 @@ async fn serve() -> anyhow::Result<()> {
     alert_deliverer.abort();
     if let Some(relay) = relay {
         relay.abort();
+    }
+    if let Some(listener) = seat_listener {
+        listener.abort();
     }
     store.close().await;
     tracing::info!("stopped");

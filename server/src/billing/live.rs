@@ -1,7 +1,10 @@
 //! The live founder seat count: a watch channel every pricing page's event
-//! stream reads. A change made here is published at once; a poller reads
-//! the database every few seconds so that changes made by other instances
-//! (several servers on one PostgreSQL) reach this instance's readers too.
+//! stream reads. A change made by this instance is published at once. On
+//! PostgreSQL every seat change also sends a notification on
+//! [`NOTIFY_CHANNEL`] in its transaction (delivered only if it commits), and
+//! each instance listens and re-reads the count, so several servers on one
+//! database show the same bar live. A slow poll re-reads it anyway, which
+//! covers notifications lost while a listener reconnects.
 
 use std::time::Duration;
 
@@ -11,8 +14,12 @@ use tokio::task::JoinHandle;
 use super::FounderCount;
 use crate::store::Store;
 
-/// How often the poller re-reads the count.
-pub const POLL_EVERY: Duration = Duration::from_secs(2);
+/// How often the poller re-reads the count (the fallback: changes arrive
+/// at once through the instance itself or PostgreSQL's notifications).
+pub const POLL_EVERY: Duration = Duration::from_secs(30);
+
+/// The PostgreSQL channel seat changes are announced on.
+pub const NOTIFY_CHANNEL: &str = "fixedpoint_founders";
 
 #[derive(Debug, Clone)]
 pub struct FounderFeed {
@@ -50,6 +57,32 @@ impl FounderFeed {
                 None
             }
         }
+    }
+
+    /// Listens for seat changes committed by any instance on the PostgreSQL
+    /// database at `url` and re-reads the count on each, until aborted.
+    pub async fn start_postgres_listener(
+        &self,
+        url: &str,
+        store: Store,
+        limit: u32,
+    ) -> Result<JoinHandle<()>, sqlx::Error> {
+        let mut listener = sqlx::postgres::PgListener::connect(url).await?;
+        listener.listen(NOTIFY_CHANNEL).await?;
+        let feed = self.clone();
+        Ok(tokio::spawn(async move {
+            loop {
+                match listener.recv().await {
+                    Ok(_) => {
+                        feed.refresh(&store, limit).await;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "founder seats: lost the PostgreSQL listener, reconnecting");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                }
+            }
+        }))
     }
 
     /// Keeps the count fresh from the database until aborted.

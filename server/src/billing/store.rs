@@ -82,6 +82,18 @@ fn hold(row: &sqlx::any::AnyRow) -> Result<SeatHold, sqlx::Error> {
 
 const HOLD_COLUMNS: &str = "id, account_id, state, checkout_session_id, checkout_url, created_at";
 
+/// Announces a seat change to every instance on PostgreSQL (inside the
+/// transaction: only a committed change is heard). SQLite has one instance.
+async fn notify_seats(
+    store: &Store,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+) -> Result<(), sqlx::Error> {
+    if store.backend() == crate::store::Backend::Postgres {
+        sqlx::query("SELECT pg_notify($1, '')").bind(super::live::NOTIFY_CHANNEL).execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
 impl Store {
     pub async fn founder_count(&self, limit: u32) -> Result<FounderCount, BillingError> {
         let row = sqlx::query(
@@ -127,6 +139,7 @@ impl Store {
         .bind(now + ttl_ms)
         .fetch_one(&mut *tx)
         .await?;
+        notify_seats(self, &mut tx).await?;
         tx.commit().await?;
         Ok(hold(&row)?)
     }
@@ -203,6 +216,7 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
         if moved.rows_affected() == 1 {
+            notify_seats(self, &mut tx).await?;
             tx.commit().await?;
             Ok(true)
         } else {
@@ -260,6 +274,7 @@ impl Store {
             .bind(now_millis())
             .execute(&mut *tx)
             .await?;
+            notify_seats(self, &mut tx).await?;
         }
         tx.commit().await?;
         Ok(outcome)

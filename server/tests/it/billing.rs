@@ -368,3 +368,35 @@ both_backends! {
         assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     }
 }
+
+/// Two instances on one PostgreSQL: a seat held through one reaches the
+/// other's live count through the database's notifications.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seat_count_is_live_across_instances_on_postgres() {
+    let db = crate::support::postgres().await;
+    let fake = FakeStripe::start().await;
+    let first = state_with(&db, &fake.env(100));
+    let second = state_with(&db, &fake.env(100));
+    let listener = second
+        .founders
+        .start_postgres_listener(&db.url, db.store.clone(), 100)
+        .await
+        .unwrap();
+    let mut watch = second.founders.subscribe();
+    second.founders.refresh(&db.store, 100).await;
+    assert_eq!(watch.borrow_and_update().map(|count| count.held), Some(0));
+
+    let account = db.store.ensure_account("a@example.com").await.unwrap();
+    first.store.hold_founder_seat(account.id, 100, 60_000).await.unwrap();
+    let changed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            watch.changed().await.unwrap();
+            if watch.borrow().is_some_and(|count| count.held == 1) {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(changed.is_ok(), "the other instance heard the new hold");
+    listener.abort();
+}
