@@ -84,46 +84,97 @@ pub struct AlertDelivery {
     pub delivered_at: Option<i64>,
 }
 
-/// Checks a webhook URL: http(s), a host, at most 2,000 characters. Hosts
-/// that are loopback or private addresses are refused unless `allow_private`
-/// (a server reaching into its own network on a team's behalf is how
-/// webhooks get abused). Names are not resolved: a name that points inside
-/// is not caught here.
+/// Whether an address is one a server must not call on a team's behalf:
+/// loopback, private, link-local, carrier-grade NAT, unspecified, and the
+/// IPv6 forms of them (unique local, IPv4-mapped).
+pub fn is_private(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(ip) => {
+            let [a, b, ..] = ip.octets();
+            ip.is_loopback()
+                || ip.is_private()
+                || ip.is_link_local()
+                || ip.is_unspecified()
+                || ip.is_broadcast()
+                || (a == 100 && (64..128).contains(&b))
+        }
+        std::net::IpAddr::V6(ip) => {
+            if let Some(v4) = ip.to_ipv4_mapped() {
+                return is_private(std::net::IpAddr::V4(v4));
+            }
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+        }
+    }
+}
+
+/// Checks a webhook URL as the HTTP client will read it (WHATWG parsing):
+/// http(s), a host, at most 2,000 characters. Unless `allow_private`, a host
+/// that is a loopback or private address (in any spelling the parser
+/// accepts) or `localhost` is refused here; names that resolve to such
+/// addresses are refused when the deliverer connects (see
+/// [`PublicOnlyResolver`]).
 pub fn check_url(url: &str, allow_private: bool) -> Result<(), &'static str> {
     let url = url.trim();
     if url.len() > 2000 {
         return Err("url: at most 2,000 characters");
     }
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .ok_or("url: must start with https:// or http://")?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit('@').next().unwrap_or_default();
-    let host = if let Some(bracketed) = host.strip_prefix('[') {
-        bracketed.split(']').next().unwrap_or_default()
-    } else {
-        host.split(':').next().unwrap_or_default()
-    };
-    if host.is_empty() || url.chars().any(char::is_whitespace) {
-        return Err("url: needs a host, and no spaces");
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|_| "url: not a URL such as https://hooks.example.com/fixedpoint")?;
+    if !matches!(parsed.scheme(), "https" | "http") {
+        return Err("url: must start with https:// or http://");
     }
-    if !allow_private {
-        let private = host.eq_ignore_ascii_case("localhost")
-            || match host.parse::<std::net::IpAddr>() {
-                Ok(std::net::IpAddr::V4(ip)) => {
-                    ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
-                }
-                Ok(std::net::IpAddr::V6(ip)) => {
-                    ip.is_loopback() || ip.is_unspecified() || (ip.segments()[0] & 0xfe00) == 0xfc00
-                }
-                Err(_) => false,
-            };
-        if private {
-            return Err("url: a loopback or private address cannot receive alerts from this server");
+    let Some(host) = parsed.host() else { return Err("url: needs a host") };
+    if allow_private {
+        return Ok(());
+    }
+    let private = match host {
+        url::Host::Ipv4(ip) => is_private(ip.into()),
+        url::Host::Ipv6(ip) => is_private(ip.into()),
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
         }
+    };
+    if private {
+        return Err("url: a loopback or private address cannot receive alerts from this server");
     }
     Ok(())
+}
+
+/// A DNS resolver for the alert client that drops loopback and private
+/// addresses, so a public name that points inside cannot be used to reach
+/// the server's own network.
+#[derive(Debug, Clone, Copy)]
+pub struct PublicOnlyResolver;
+
+impl reqwest::dns::Resolve for PublicOnlyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addrs: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|addr| !is_private(addr.ip()))
+                .collect();
+            if addrs.is_empty() {
+                return Err("the name resolves only to loopback or private addresses".into());
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+/// The HTTP client alerts go out through: no redirects (a redirect could
+/// lead inside), and with `allow_private` off, the public-only resolver.
+pub fn alert_client(allow_private: bool) -> reqwest::Client {
+    let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+    let builder =
+        if allow_private { builder } else { builder.dns_resolver(std::sync::Arc::new(PublicOnlyResolver)) };
+    builder.build().unwrap_or_default()
 }
 
 /// Queues an alert for the team if it has a webhook (inside the caller's
@@ -247,11 +298,14 @@ pub async fn deliver_due(
         let id: i64 = row.try_get("id")?;
         let attempts: i64 = row.try_get("attempts")?;
         // Claim it: another instance that read the same row loses here.
+        // The lease runs from now, not from the start of the pass (a pass of
+        // slow webhooks can take minutes).
+        let lease_from = now.max(now_millis());
         let claimed = sqlx::query(
             "UPDATE alert_deliveries SET next_attempt_at = $2 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $3",
         )
         .bind(id)
-        .bind(now + REQUEST_TIMEOUT.as_millis() as i64 * 6)
+        .bind(lease_from + REQUEST_TIMEOUT.as_millis() as i64 * 6)
         .bind(now)
         .execute(store.pool())
         .await?;
@@ -304,7 +358,7 @@ pub async fn deliver_due(
             .bind(attempts)
             .bind(status)
             .bind(error)
-            .bind(now + backoff(attempts - 1).as_millis() as i64)
+            .bind(now.max(now_millis()) + backoff(attempts - 1).as_millis() as i64)
             .execute(store.pool())
             .await?;
             if gave_up {
@@ -318,12 +372,9 @@ pub async fn deliver_due(
 }
 
 /// Delivers due alerts every `every` until aborted.
-pub fn spawn_deliverer(store: Store, every: Duration) -> JoinHandle<()> {
+pub fn spawn_deliverer(store: Store, every: Duration, allow_private: bool) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap_or_default();
+        let client = alert_client(allow_private);
         let mut ticks = tokio::time::interval(every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -378,6 +429,20 @@ mod tests {
         assert!(check_url("http://10.1.2.3/x", false).is_err());
         assert!(check_url("http://[::1]:80/x", false).is_err());
         assert!(check_url("http://user@192.168.0.1/", false).is_err());
+        // Spellings the URL parser turns into loopback addresses.
+        for sneaky in [
+            "http://127.0.0.1\\@example.com/",
+            "http://2130706433/",
+            "http://127.1/",
+            "http://0x7f.0.0.1/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:169.254.169.254]/",
+            "http://localhost./",
+            "http://100.64.0.1/",
+            "http://[fe80::1]/",
+        ] {
+            assert!(check_url(sneaky, false).is_err(), "{sneaky} must be refused");
+        }
         assert!(check_url("http://127.0.0.1:9/x", true).is_ok());
         assert!(check_url(&format!("https://x.example/{}", "a".repeat(2000)), false).is_err());
     }

@@ -156,7 +156,11 @@ async fn serve() -> anyhow::Result<()> {
         crate::billing::live::POLL_EVERY,
     );
     let hold_sweeper = crate::billing::sweeper::spawn(state.clone(), crate::billing::sweeper::SWEEP_EVERY);
-    let alert_deliverer = crate::alerts::spawn_deliverer(store.clone(), crate::alerts::DELIVER_EVERY);
+    let alert_deliverer = crate::alerts::spawn_deliverer(
+        store.clone(),
+        crate::alerts::DELIVER_EVERY,
+        state.config.allow_private_webhooks,
+    );
     let relay = match store.backend() {
         crate::store::Backend::Postgres => Some(
             state
@@ -171,7 +175,11 @@ async fn serve() -> anyhow::Result<()> {
         crate::store::Backend::Postgres => Some(
             state
                 .founders
-                .start_postgres_listener(&state.config.database_url, store.clone(), state.config.founder_seats)
+                .start_postgres_listener(
+                    &state.config.database_url,
+                    store.clone(),
+                    state.config.founder_seats,
+                )
                 .await
                 .context("listening for founder seat changes on PostgreSQL")?,
         ),

@@ -205,7 +205,7 @@ fn upgrade_card(issue: &IssueView) -> impl IntoView {
                     "{} more words, with the paid sections of every issue, the full archive and the private feed.",
                     issue.locked_words,
                 )}
-                {(issue.tier == "founder").then_some(" Founder issues are for the first hundred subscribers.")}
+                {(issue.tier == "founder").then_some(" Founder issues are for Founder subscribers; their seats are limited.")}
             </p>
             {action}
         </aside>

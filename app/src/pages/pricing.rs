@@ -182,9 +182,9 @@ fn plan_actions(pricing: &PricingView, plans: &[(&'static str, &'static str)], t
 /// checkouts in progress (those come back if not completed in 30 minutes).
 fn sold_out(signed_in: bool, some_only_held: bool) -> impl IntoView {
     let why = if some_only_held {
-        " Every remaining seat is held by a checkout in progress; a seat comes back if its checkout is not completed within 30 minutes."
+        " Every remaining seat is held by a checkout in progress; a seat comes back when Stripe ends a checkout that was not completed (checkouts last 30 minutes)."
     } else {
-        " A seat opens when a founder leaves; join the waitlist to hear first."
+        " A seat opens when a founder leaves; the operator sees the waitlist."
     };
     view! {
         <div class="sold-out" data-testid="sold-out">

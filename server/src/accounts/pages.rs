@@ -457,11 +457,18 @@ async fn team_view(
             revoked_at: token.revoked_at,
         })
         .collect();
-    let webhook = state
-        .store
-        .team_webhook(team.id)
-        .await?
-        .map(|hook| WebhookView { url: hook.url, created_at: hook.created_at });
+    let webhook = state.store.team_webhook(team.id).await?.map(|hook| WebhookView {
+        // Some services put a secret in the URL: members see its host.
+        url: if role == TeamRole::Admin {
+            hook.url
+        } else {
+            reqwest::Url::parse(&hook.url)
+                .ok()
+                .and_then(|url| url.host_str().map(|host| format!("{}://{host}/…", url.scheme())))
+                .unwrap_or_else(|| "(hidden)".to_string())
+        },
+        created_at: hook.created_at,
+    });
     let deliveries = state
         .store
         .alert_deliveries(team.id, 20)

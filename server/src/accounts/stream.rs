@@ -76,9 +76,10 @@ impl From<&RoundEvent> for LiveRound {
     }
 }
 
-fn decoded(name: &str) -> String {
-    percent_encoding::percent_decode_str(name).decode_utf8_lossy().into_owned()
-}
+/// How long one stream lives: the browser reconnects at once with
+/// `Last-Event-ID`, and that reconnection checks membership again, so a
+/// member removed from the team stops hearing the loop within this time.
+const STREAM_LIFETIME: Duration = Duration::from_secs(300);
 
 fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "No such loop.").into_response()
@@ -95,7 +96,8 @@ pub async fn loop_view_json(
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
     };
     let run = query.run.as_deref();
-    match loop_view(&state, &account, query.team.as_deref(), &decoded(&name), run, (query.a, query.b)).await {
+    // (axum's `Path` has already percent-decoded the name.)
+    match loop_view(&state, &account, query.team.as_deref(), &name, run, (query.a, query.b)).await {
         Ok(Some(view)) => ([("cache-control", "no-store")], Json(view)).into_response(),
         Ok(None) => not_found(),
         Err(error) => {
@@ -116,7 +118,6 @@ pub async fn loop_events(
     let Some(account) = signed_in(request.extensions()) else {
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
     };
-    let name = decoded(&name);
     let team = match loop_team(&state, &account, query.team.as_deref(), &name).await {
         Ok(Some(team)) => team,
         Ok(None) => return not_found(),
@@ -181,7 +182,10 @@ pub async fn loop_events(
             }
         }
     });
-    Sse::new(head.chain(live)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+    let ends = tokio::time::sleep(STREAM_LIFETIME);
+    Sse::new(head.chain(live).take_until(ends))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }
 
 fn round_event(round: &LiveRound) -> Event {

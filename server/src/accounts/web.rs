@@ -235,7 +235,14 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
             tracing::error!(%error, %path, "could not load a newsletter page");
         }
     }
-    next.run(request).await
+    let personal = request.extensions().get::<Account>().is_some();
+    let mut response = next.run(request).await;
+    // A page drawn for a signed-in reader (their tier's issue text, their
+    // account) must never be kept by a shared cache.
+    if personal && !response.headers().contains_key(header::CACHE_CONTROL) {
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    }
+    response
 }
 
 /// The signed-in account of a request, as [`resolve_viewer`] found it.

@@ -23,6 +23,9 @@ pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<St
     }
     let customer = customer_for(state, api, account).await?;
     let public = &state.config.public_url;
+    // Everything that goes to Stripe under one idempotency key must be the
+    // same on a repeat, so the expiry is counted from the key's minute.
+    let minute = now_millis() / 60_000;
     let mut request = CheckoutRequest {
         customer,
         price: plan.price(config).to_string(),
@@ -31,11 +34,11 @@ pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<St
         hold_id: None,
         success_url: format!("{public}/account?checkout=success"),
         cancel_url: format!("{public}/pricing?checkout=cancelled"),
-        // Stripe wants at least 30 minutes; a little margin covers clock
-        // skew between us and Stripe.
-        expires_at: now_millis() / 1000 + CHECKOUT_TTL_SECONDS + 60,
+        // Stripe wants at least 30 minutes from now: from the start of this
+        // minute, 31.5 minutes is always 30.5 to 31.5 from now.
+        expires_at: minute * 60 + CHECKOUT_TTL_SECONDS + 90,
         // Double submits within the same minute get the same session.
-        idempotency_key: format!("checkout-{}-{}-{}", account.id, plan.as_str(), now_millis() / 60_000),
+        idempotency_key: format!("checkout-{}-{}-{minute}", account.id, plan.as_str()),
     };
     if plan != Plan::FounderYearly {
         return Ok(api.create_checkout(&request).await?.url);
@@ -47,10 +50,26 @@ pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<St
             return Ok(url);
         }
     }
-    let hold = state
+    let hold = match state
         .store
-        .hold_founder_seat(account.id, state.config.founder_seats, (CHECKOUT_TTL_SECONDS + 60) * 1000)
-        .await?;
+        .hold_founder_seat(account.id, state.config.founder_seats, (CHECKOUT_TTL_SECONDS + 120) * 1000)
+        .await
+    {
+        Ok(hold) => hold,
+        // A parallel click of the same reader is creating the session: wait
+        // for it and answer the same checkout.
+        Err(BillingError::CheckoutInProgress) => {
+            for _ in 0..20 {
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                if let Some(url) = state.store.open_hold(account.id).await?.and_then(|hold| hold.checkout_url)
+                {
+                    return Ok(url);
+                }
+            }
+            return Err(BillingError::CheckoutInProgress);
+        }
+        Err(error) => return Err(error),
+    };
     request.hold_id = Some(hold.id);
     request.idempotency_key = format!("checkout-hold-{}", hold.id);
     match api.create_checkout(&request).await {

@@ -36,6 +36,8 @@ pub enum BillingError {
     SoldOut,
     #[error("you already have a subscription: manage it from your account page")]
     AlreadySubscribed,
+    #[error("a founder checkout of yours is being started; try again in a moment")]
+    CheckoutInProgress,
     #[error("plan: must be one of pro_monthly, pro_yearly, founder_yearly")]
     BadPlan,
     #[error("Stripe: {0}")]

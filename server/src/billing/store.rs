@@ -130,7 +130,7 @@ impl Store {
             tx.rollback().await?;
             return Err(BillingError::SoldOut);
         }
-        let row = sqlx::query(&format!(
+        let inserted = sqlx::query(&format!(
             "INSERT INTO seat_holds (account_id, state, created_at, expires_at, updated_at) \
              VALUES ($1, 'held', $2, $3, $2) RETURNING {HOLD_COLUMNS}"
         ))
@@ -138,7 +138,17 @@ impl Store {
         .bind(now)
         .bind(now + ttl_ms)
         .fetch_one(&mut *tx)
-        .await?;
+        .await;
+        let row = match inserted {
+            Ok(row) => row,
+            // The reader already has a checkout in progress (one held seat
+            // per account): the seat taken above goes back with the rollback.
+            Err(error) if error.as_database_error().is_some_and(|e| e.is_unique_violation()) => {
+                tx.rollback().await?;
+                return Err(BillingError::CheckoutInProgress);
+            }
+            Err(error) => return Err(error.into()),
+        };
         notify_seats(self, &mut tx).await?;
         tx.commit().await?;
         Ok(hold(&row)?)
@@ -412,5 +422,52 @@ impl Store {
 
     pub async fn waitlist_count(&self) -> Result<i64, BillingError> {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM founder_waitlist").fetch_one(self.pool()).await?)
+    }
+
+    /// The paid seat of a founder subscription, if it has one.
+    pub async fn paid_hold_of_subscription(
+        &self,
+        subscription_id: &str,
+    ) -> Result<Option<SeatHold>, BillingError> {
+        let row = sqlx::query(&format!(
+            "SELECT {HOLD_COLUMNS} FROM seat_holds WHERE stripe_subscription_id = $1 AND state = 'paid'"
+        ))
+        .bind(subscription_id)
+        .fetch_optional(self.pool())
+        .await?;
+        Ok(row.as_ref().map(hold).transpose()?)
+    }
+
+    /// Takes a seat for a founder subscription that has none (one that
+    /// became active again after its seat was freed, or that was not made
+    /// by our checkout); false when no seat is left.
+    pub async fn claim_seat_for_subscription(
+        &self,
+        account_id: i64,
+        subscription_id: &str,
+        limit: u32,
+    ) -> Result<bool, BillingError> {
+        let now = now_millis();
+        let mut tx = self.pool().begin().await?;
+        let taken = sqlx::query("UPDATE founder_seat_counter SET used = used + 1 WHERE id = 1 AND used < $1")
+            .bind(i64::from(limit))
+            .execute(&mut *tx)
+            .await?;
+        if taken.rows_affected() != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "INSERT INTO seat_holds (account_id, state, stripe_subscription_id, created_at, expires_at, updated_at) \
+             VALUES ($1, 'paid', $2, $3, $3, $3)",
+        )
+        .bind(account_id)
+        .bind(subscription_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        notify_seats(self, &mut tx).await?;
+        tx.commit().await?;
+        Ok(true)
     }
 }

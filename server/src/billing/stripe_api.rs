@@ -58,6 +58,8 @@ pub struct SubscriptionObject {
     pub created: i64,
     /// `metadata.account_id`, which our checkouts set.
     pub metadata_account_id: Option<i64>,
+    /// `metadata.hold_id`: the founder seat hold of the checkout that made it.
+    pub metadata_hold_id: Option<i64>,
 }
 
 pub struct StripeApi {
@@ -168,6 +170,7 @@ impl StripeApi {
             cancel_at_period_end: subscription.cancel_at_period_end,
             created: subscription.created,
             metadata_account_id: subscription.metadata.get("account_id").and_then(|id| id.parse().ok()),
+            metadata_hold_id: subscription.metadata.get("hold_id").and_then(|id| id.parse().ok()),
         })
     }
 

@@ -96,7 +96,7 @@ pub fn spawn(state: AppState, every: Duration) -> JoinHandle<()> {
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
-            if let Err(error) = sweep(&state, Duration::from_secs(60)).await {
+            if let Err(error) = sweep(&state, Duration::from_secs(180)).await {
                 tracing::warn!(%error, "the founder hold sweep failed");
             }
         }

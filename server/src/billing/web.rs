@@ -73,6 +73,7 @@ fn error_response(error: &BillingError) -> Response {
         BillingError::NotConfigured => (StatusCode::SERVICE_UNAVAILABLE, "payments_not_configured"),
         BillingError::SoldOut => (StatusCode::CONFLICT, "sold_out"),
         BillingError::AlreadySubscribed => (StatusCode::CONFLICT, "already_subscribed"),
+        BillingError::CheckoutInProgress => (StatusCode::CONFLICT, "checkout_in_progress"),
         BillingError::BadPlan => (StatusCode::BAD_REQUEST, "bad_plan"),
         BillingError::Stripe(_) => (StatusCode::BAD_GATEWAY, "stripe_unavailable"),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),

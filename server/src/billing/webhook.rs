@@ -171,6 +171,32 @@ pub async fn sync_subscription(
         tracing::warn!(subscription = subscription_id, customer = %current.customer_id, "a subscription of a customer we do not know: ignored");
         return Ok(());
     };
+    let limit = state.config.founder_seats;
+    let mut status = current.status.clone();
+    if tier == Tier::Founder && status_entitles(&current.status) {
+        // An entitled founder subscription must hold a seat. Ours carry
+        // their hold (which may not be marked paid yet if this event came
+        // before the checkout's); any other takes a free seat or is
+        // cancelled: the seat limit is never passed.
+        if state.store.paid_hold_of_subscription(&current.id).await?.is_none() {
+            let seated = match current.metadata_hold_id {
+                Some(hold) => !matches!(
+                    state.store.mark_hold_paid(hold, Some(&current.id), limit).await?,
+                    PaidOutcome::NoSeat | PaidOutcome::Unknown
+                ),
+                None => false,
+            };
+            if !seated && !state.store.claim_seat_for_subscription(account_id, &current.id, limit).await? {
+                tracing::error!(
+                    subscription = %current.id,
+                    account = account_id,
+                    "a founder subscription with no seat left: cancelling it; refund it"
+                );
+                api.cancel_now(&current.id).await?;
+                status = "canceled".to_string();
+            }
+        }
+    }
     state
         .store
         .upsert_stripe_subscription(&StripeSubscription {
@@ -178,18 +204,19 @@ pub async fn sync_subscription(
             customer_id: current.customer_id.clone(),
             account_id,
             tier,
-            status: current.status.clone(),
+            status: status.clone(),
             price_id: current.price_id.clone(),
             current_period_end: current.current_period_end.map(|seconds| seconds * 1000),
             cancel_at_period_end: current.cancel_at_period_end,
             created: current.created,
         })
         .await?;
-    if tier == Tier::Founder
-        && !status_entitles(&current.status)
+    // A seat is freed when its subscription stops being an entitled founder
+    // subscription (ended, or switched to another plan).
+    if (tier != Tier::Founder || !status_entitles(&status))
         && state.store.end_founder_seat(&current.id).await?
     {
-        tracing::info!(subscription = %current.id, status = %current.status, "a founder subscription ended: its seat is free");
+        tracing::info!(subscription = %current.id, %status, "a founder subscription ended: its seat is free");
     }
     Ok(())
 }

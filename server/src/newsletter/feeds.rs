@@ -279,6 +279,7 @@ fn xml_escape(text: &str) -> String {
             '\'' => out.push_str("&apos;"),
             // Characters XML 1.0 forbids are dropped.
             c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            '\u{fffe}' | '\u{ffff}' => {}
             c => out.push(c),
         }
     }

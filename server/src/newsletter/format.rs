@@ -312,7 +312,11 @@ fn valid_date(date: &str) -> bool {
     if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
         return false;
     }
-    let number = |range: std::ops::Range<usize>| date.get(range).and_then(|part| part.parse::<u32>().ok());
+    let number = |range: std::ops::Range<usize>| {
+        date.get(range)
+            .filter(|part| part.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|part| part.parse::<u32>().ok())
+    };
     let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
         return false;
     };

@@ -68,7 +68,13 @@ pub async fn import_dir(store: &Store, dir: &Path) -> Result<ImportReport, Newsl
     let mut parsed: Vec<(PathBuf, Result<ParsedIssue, FileResult>)> = paths
         .into_iter()
         .map(|path| {
-            let result = match std::fs::read(&path) {
+            let too_big =
+                std::fs::metadata(&path).is_ok_and(|meta| meta.len() > super::format::MAX_ISSUE_BYTES as u64);
+            let result = match if too_big {
+                Err(std::io::Error::other("larger than 1 MiB"))
+            } else {
+                std::fs::read(&path)
+            } {
                 Ok(bytes) => parse_issue(&bytes)
                     .map_err(|problem| FileResult::Refused { line: problem.line, message: problem.message }),
                 Err(error) => {

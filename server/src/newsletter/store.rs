@@ -231,10 +231,14 @@ impl Store {
             "SELECT source, tier, status, current_period_end, cancel_at_period_end FROM subscriptions \
              WHERE account_id = $1 AND tier IN ('pro', 'founder') AND ( \
                (source = 'grant' AND status = 'active' AND (current_period_end IS NULL OR current_period_end > $2)) \
-               OR (source = 'stripe' AND status IN ('active', 'trialing', 'past_due')))",
+               OR (source = 'stripe' AND status IN ('active', 'trialing', 'past_due') \
+                   AND (current_period_end IS NULL OR current_period_end > $3)))",
         )
         .bind(account_id)
         .bind(now_millis())
+        // A week past the period's end without word from Stripe (a renewal
+        // or the end) access stops rather than lasting for ever.
+        .bind(now_millis() - 7 * 86_400_000)
         .fetch_all(self.pool())
         .await?;
         let mut best = ReaderAccess::free();

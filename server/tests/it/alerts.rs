@@ -135,7 +135,7 @@ both_backends! {
         let early = server::alerts::deliver_due(&db.store, &client, now + 29_000).await.unwrap();
         assert_eq!(early, Default::default());
         for attempt in 1..server::alerts::MAX_ATTEMPTS {
-            now += server::alerts::backoff(attempt - 1).as_millis() as i64 + 1;
+            now += server::alerts::backoff(attempt - 1).as_millis() as i64 + 1_000;
             server::alerts::deliver_due(&db.store, &client, now).await.unwrap();
         }
         let deliveries = db.store.alert_deliveries(team.id, 10).await.unwrap();

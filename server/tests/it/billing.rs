@@ -124,7 +124,7 @@ both_backends! {
         assert_eq!(created["body"]["client_reference_id"], created["body"]["metadata"]["account_id"]);
         let expires = created["body"]["expires_at"].as_str().unwrap().parse::<i64>().unwrap();
         let ttl = expires - server::store::now_millis() / 1000;
-        assert!((1790..=1870).contains(&ttl), "the session lives 30 minutes: {ttl}");
+        assert!((1825..=1895).contains(&ttl), "the session lives 30.5 to 31.5 minutes: {ttl}");
 
         let done = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({})).await;
         for delivery in done["deliveries"].as_array().unwrap() {
@@ -170,8 +170,13 @@ both_backends! {
         sqlx::query("UPDATE seat_holds SET created_at = $1 WHERE checkout_session_id = $2")
             .bind(old).bind(&session_b).execute(db.store.pool()).await.unwrap();
         let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
-        assert_eq!(report.released, 1, "{report:?}");
         assert_eq!(site.fake.object("sessions", &session_b).await["status"], "expired");
+        // Expiring it also makes Stripe send `checkout.session.expired`, which
+        // may release the hold first: either way it is released exactly once.
+        assert!(report.released <= 1 && report.failed == 0, "{report:?}");
+        let state: String = sqlx::query_scalar("SELECT state FROM seat_holds WHERE checkout_session_id = $1")
+            .bind(&session_b).fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(state, "released");
         assert_eq!(founders(&site.app).await["open"], true);
         // C is untouched.
         let held: String = sqlx::query_scalar("SELECT state FROM seat_holds WHERE checkout_session_id = $1")
@@ -377,11 +382,7 @@ async fn the_seat_count_is_live_across_instances_on_postgres() {
     let fake = FakeStripe::start().await;
     let first = state_with(&db, &fake.env(100));
     let second = state_with(&db, &fake.env(100));
-    let listener = second
-        .founders
-        .start_postgres_listener(&db.url, db.store.clone(), 100)
-        .await
-        .unwrap();
+    let listener = second.founders.start_postgres_listener(&db.url, db.store.clone(), 100).await.unwrap();
     let mut watch = second.founders.subscribe();
     second.founders.refresh(&db.store, 100).await;
     assert_eq!(watch.borrow_and_update().map(|count| count.held), Some(0));
@@ -399,4 +400,57 @@ async fn the_seat_count_is_live_across_instances_on_postgres() {
     .await;
     assert!(changed.is_ok(), "the other instance heard the new hold");
     listener.abort();
+}
+
+both_backends! {
+    async fn one_reader_cannot_hold_several_seats_by_clicking_in_parallel(db: TestDb) {
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "eager@example.com").await;
+        let mut tasks = Vec::new();
+        for _ in 0..6 {
+            let app = site.app.clone();
+            let cookie = cookie.clone();
+            tasks.push(tokio::spawn(async move {
+                post_json(&app, "/api/v1/checkout", r#"{"plan":"founder_yearly"}"#, Some(&cookie)).await
+            }));
+        }
+        let mut urls = std::collections::BTreeSet::new();
+        for task in tasks {
+            let reply = task.await.unwrap();
+            match reply.status {
+                StatusCode::OK => {
+                    urls.insert(session_id(&reply));
+                }
+                StatusCode::CONFLICT => assert!(reply.body.contains("checkout_in_progress"), "{}", reply.body),
+                other => panic!("{other}: {}", reply.body),
+            }
+        }
+        assert_eq!(urls.len(), 1, "every answer is the same checkout: {urls:?}");
+        let holds: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM seat_holds").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(holds, 1);
+        assert_eq!(founders(&site.app).await, json!({"taken": 0, "total": 100, "open": true}));
+    }
+}
+
+both_backends! {
+    async fn a_founder_subscription_revived_after_its_seat_was_resold_is_cancelled(db: TestDb) {
+        let site = site(&db, 1).await;
+        let a = session_cookie(&db, "a@example.com").await;
+        let b = session_cookie(&db, "b@example.com").await;
+        let first = session_id(&checkout(&site, &a, "founder_yearly").await);
+        let paid = site.fake.post(&format!("/_fake/checkout/sessions/{first}/complete"), json!({})).await;
+        let subscription = paid["subscription"]["id"].as_str().unwrap().to_string();
+        assert_eq!(tier_of(&db, "a@example.com").await, Tier::Founder);
+        // Stripe gives up on A's payments: the seat is free, and B buys it.
+        site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "unpaid"})).await;
+        assert_eq!(tier_of(&db, "a@example.com").await, Tier::Free);
+        let second = session_id(&checkout(&site, &b, "founder_yearly").await);
+        site.fake.post(&format!("/_fake/checkout/sessions/{second}/complete"), json!({})).await;
+        assert_eq!(tier_of(&db, "b@example.com").await, Tier::Founder);
+        // A pays the old invoice after all: there is no seat for A now.
+        site.fake.post(&format!("/_fake/subscriptions/{subscription}/update"), json!({"status": "active"})).await;
+        settle(&site, "subscriptions", &subscription, |object| object["status"] == "canceled").await;
+        assert_eq!(tier_of(&db, "a@example.com").await, Tier::Free);
+        assert_eq!(founders(&site.app).await, json!({"taken": 1, "total": 1, "open": false}));
+    }
 }

@@ -166,11 +166,31 @@ both_backends! {
         let founder_only = get(&app, "/issues/founders-field-notes", Some(&pro)).await;
         assert!(founder_only.body.contains("This issue is for Founder readers"));
         let open = get(&app, "/issues/fixed-points-and-cycles", Some(&pro)).await;
+        assert_eq!(open.headers["cache-control"], "private, no-store", "a reader's page is never cached for others");
         assert!(!open.body.contains("data-testid=\"upgrade-card\""));
         assert!(open.body.contains("hl-keyword"), "code is highlighted on the server");
         let feed = get(&app, "/feed/rss.xml", None).await;
         assert!(feed.body.contains("is for Pro readers: read it on Fixed Point"), "{}", feed.body);
         assert!(feed.body.contains(&format!("{BASE}/issues/fixed-points-and-cycles")));
+
+        // A Stripe subscription Stripe has said nothing about for a week past
+        // its period's end gives nothing.
+        let stale = db.store.ensure_account("stale@example.com").await.unwrap();
+        db.store
+            .upsert_stripe_subscription(&StripeSubscription {
+                id: "sub_stale".into(),
+                customer_id: "cus_stale".into(),
+                account_id: stale.id,
+                tier: Tier::Pro,
+                status: "active".into(),
+                price_id: Some("price_pro_monthly".into()),
+                current_period_end: Some(server::store::now_millis() - 8 * 86_400_000),
+                cancel_at_period_end: false,
+                created: 0,
+            })
+            .await
+            .unwrap();
+        assert_eq!(db.store.reader_access(stale.id).await.unwrap().tier, Tier::Free);
 
         let missing = get(&app, "/issues/no-such-issue", None).await;
         assert_eq!(missing.status, StatusCode::NOT_FOUND);
