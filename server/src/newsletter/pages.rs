@@ -214,10 +214,13 @@ async fn download_flagship(State(state): State<AppState>, request: Request) -> R
                 "attachment; filename=\"{}\"",
                 download.file_name.replace(|c: char| !c.is_ascii_graphic() || c == '"' || c == '\\', "_")
             );
+            // An archive is compressed already: `identity` keeps the
+            // compression layer from spending a core on it again.
             let mut response = (
                 [
                     (header::CONTENT_TYPE, "application/octet-stream"),
                     (header::CACHE_CONTROL, "private, no-store"),
+                    (header::CONTENT_ENCODING, "identity"),
                 ],
                 download.content,
             )
