@@ -285,6 +285,8 @@ pub async fn deliver_due(
     client: &reqwest::Client,
     now: i64,
 ) -> Result<DeliveryReport, StoreError> {
+    use futures_util::stream::{self, StreamExt};
+
     let due = sqlx::query(
         "SELECT d.id, d.payload, d.attempts, w.url, w.secret FROM alert_deliveries d \
          JOIN team_webhooks w ON w.team_id = d.team_id \
@@ -293,82 +295,109 @@ pub async fn deliver_due(
     .bind(now)
     .fetch_all(store.pool())
     .await?;
+    // A few at a time, so one slow endpoint does not hold up every other
+    // team's alerts for its whole timeout.
+    let outcomes: Vec<Result<Option<Delivered>, StoreError>> = stream::iter(due)
+        .map(|row| deliver_one(store, client, row, now))
+        .buffer_unordered(CONCURRENT_DELIVERIES)
+        .collect()
+        .await;
     let mut report = DeliveryReport::default();
-    for row in due {
-        let id: i64 = row.try_get("id")?;
-        let attempts: i64 = row.try_get("attempts")?;
-        // Claim it: another instance that read the same row loses here.
-        // The lease runs from now, not from the start of the pass (a pass of
-        // slow webhooks can take minutes).
-        let lease_from = now.max(now_millis());
-        let claimed = sqlx::query(
-            "UPDATE alert_deliveries SET next_attempt_at = $2 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $3",
-        )
-        .bind(id)
-        .bind(lease_from + REQUEST_TIMEOUT.as_millis() as i64 * 6)
-        .bind(now)
-        .execute(store.pool())
-        .await?;
-        if claimed.rows_affected() != 1 {
-            continue;
-        }
-        let payload: String = row.try_get("payload")?;
-        let url: String = row.try_get("url")?;
-        let secret: String = row.try_get("secret")?;
-        let signature = crate::billing::signature::sign(payload.as_bytes(), &secret, now_millis() / 1000);
-        let sent = client
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("fixedpoint-signature", signature)
-            .header("user-agent", "fixedpoint-alerts/1")
-            .body(payload)
-            .timeout(REQUEST_TIMEOUT)
-            .send()
-            .await;
-        let (status, error) = match sent {
-            Ok(response) if response.status().is_success() => {
-                (Some(i64::from(response.status().as_u16())), None)
-            }
-            Ok(response) => {
-                (Some(i64::from(response.status().as_u16())), Some(format!("HTTP {}", response.status())))
-            }
-            Err(error) => (None, Some(error.to_string())),
-        };
-        let attempts = attempts + 1;
-        if error.is_none() {
-            sqlx::query(
-                "UPDATE alert_deliveries SET status = 'delivered', attempts = $2, last_status = $3, last_error = NULL, \
-                 delivered_at = $4 WHERE id = $1",
-            )
-            .bind(id)
-            .bind(attempts)
-            .bind(status)
-            .bind(now_millis())
-            .execute(store.pool())
-            .await?;
-            report.delivered += 1;
-        } else {
-            let gave_up = attempts >= MAX_ATTEMPTS;
-            sqlx::query(
-                "UPDATE alert_deliveries SET status = $2, attempts = $3, last_status = $4, last_error = $5, \
-                 next_attempt_at = $6 WHERE id = $1",
-            )
-            .bind(id)
-            .bind(if gave_up { "failed" } else { "pending" })
-            .bind(attempts)
-            .bind(status)
-            .bind(error)
-            .bind(now.max(now_millis()) + backoff(attempts - 1).as_millis() as i64)
-            .execute(store.pool())
-            .await?;
-            if gave_up {
-                report.failed += 1;
-            } else {
-                report.retrying += 1;
-            }
+    for outcome in outcomes {
+        match outcome? {
+            Some(Delivered::Yes) => report.delivered += 1,
+            Some(Delivered::Retrying) => report.retrying += 1,
+            Some(Delivered::GaveUp) => report.failed += 1,
+            None => {}
         }
     }
     Ok(report)
+}
+
+/// Deliveries sent at once by one deliverer.
+const CONCURRENT_DELIVERIES: usize = 8;
+
+enum Delivered {
+    Yes,
+    Retrying,
+    GaveUp,
+}
+
+/// Claims and sends one due alert; `None` when another deliverer had it.
+async fn deliver_one(
+    store: &Store,
+    client: &reqwest::Client,
+    row: sqlx::any::AnyRow,
+    now: i64,
+) -> Result<Option<Delivered>, StoreError> {
+    let id: i64 = row.try_get("id")?;
+    let attempts: i64 = row.try_get("attempts")?;
+    // Claim it: another instance that read the same row loses here. The
+    // lease runs from the claim, not from the start of the pass.
+    let lease_from = now.max(now_millis());
+    let claimed = sqlx::query(
+        "UPDATE alert_deliveries SET next_attempt_at = $2 WHERE id = $1 AND status = 'pending' AND next_attempt_at <= $3",
+    )
+    .bind(id)
+    .bind(lease_from + REQUEST_TIMEOUT.as_millis() as i64 * 6)
+    .bind(now)
+    .execute(store.pool())
+    .await?;
+    if claimed.rows_affected() != 1 {
+        return Ok(None);
+    }
+    let payload: String = row.try_get("payload")?;
+    let url: String = row.try_get("url")?;
+    let secret: String = row.try_get("secret")?;
+    let signature = crate::billing::signature::sign(payload.as_bytes(), &secret, now_millis() / 1000);
+    let sent = client
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("fixedpoint-signature", signature)
+        .header("user-agent", "fixedpoint-alerts/1")
+        .body(payload)
+        .timeout(REQUEST_TIMEOUT)
+        .send()
+        .await;
+    let (status, error) = match sent {
+        Ok(response) if response.status().is_success() => (Some(i64::from(response.status().as_u16())), None),
+        Ok(response) => {
+            (Some(i64::from(response.status().as_u16())), Some(format!("HTTP {}", response.status())))
+        }
+        // The client's own text can carry the URL (a secret for some
+        // services) and internal detail: the page gets a plain reason.
+        Err(error) if error.is_timeout() => (None, Some("no answer within 10 s".to_string())),
+        Err(error) if error.is_connect() => (None, Some("could not connect".to_string())),
+        Err(_) => (None, Some("the request failed".to_string())),
+    };
+    let attempts = attempts + 1;
+    if error.is_none() {
+        sqlx::query(
+            "UPDATE alert_deliveries SET status = 'delivered', attempts = $2, last_status = $3, last_error = NULL, \
+             delivered_at = $4 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(attempts)
+        .bind(status)
+        .bind(now_millis())
+        .execute(store.pool())
+        .await?;
+        return Ok(Some(Delivered::Yes));
+    }
+    let gave_up = attempts >= MAX_ATTEMPTS;
+    sqlx::query(
+        "UPDATE alert_deliveries SET status = $2, attempts = $3, last_status = $4, last_error = $5, \
+         next_attempt_at = $6 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(if gave_up { "failed" } else { "pending" })
+    .bind(attempts)
+    .bind(status)
+    .bind(error)
+    .bind(now.max(now_millis()) + backoff(attempts - 1).as_millis() as i64)
+    .execute(store.pool())
+    .await?;
+    Ok(Some(if gave_up { Delivered::GaveUp } else { Delivered::Retrying }))
 }
 
 /// Delivers due alerts every `every` until aborted.

@@ -243,6 +243,13 @@ struct WaitlistForm {
 async fn waitlist(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let account = signed_in(&parts.extensions);
+    // Anyone may join, so it shares the per-address budget of the other
+    // anonymous form that writes (sign-in links).
+    let address = crate::web::rate_limit::client_ip(&parts.extensions);
+    if state.signin_limiter.check(address, std::time::Instant::now()).is_err() {
+        let notice = "Too many requests from your address: wait a minute and try again.".to_string();
+        return pricing_answer(&state, parts, account.as_ref(), StatusCode::TOO_MANY_REQUESTS, notice).await;
+    }
     let email = axum::body::to_bytes(body, 4096)
         .await
         .ok()

@@ -145,10 +145,20 @@ both_backends! {
         assert_eq!(deliveries[0].last_status, Some(500));
         assert_eq!(received.lock().unwrap().len() as i64, server::alerts::MAX_ATTEMPTS);
 
+        // An address nobody listens on: a plain reason, not the client's text.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        db.store.set_team_webhook(team.id, &format!("http://{closed}/hook")).await.unwrap();
+        round(&app, &token, 3, "cccc3333").await;
+        round(&app, &token, 4, "cccc3333").await;
+        server::alerts::deliver_due(&db.store, &client, now + 10 * 60 * 60 * 1000).await.unwrap();
+        let latest = db.store.alert_deliveries(team.id, 1).await.unwrap().remove(0);
+        assert_eq!(latest.last_error.as_deref(), Some("could not connect"), "{latest:?}");
+
         // Without a webhook nothing is queued.
+        let queued = db.store.alert_deliveries(team.id, 10).await.unwrap().len();
         assert!(db.store.remove_team_webhook(team.id).await.unwrap());
-        round(&app, &token, 3, "bbbb2222").await;
-        round(&app, &token, 4, "bbbb2222").await;
-        assert_eq!(db.store.alert_deliveries(team.id, 10).await.unwrap().len(), 1);
+        round(&app, &token, 5, "bbbb2222").await;
+        round(&app, &token, 6, "bbbb2222").await;
+        assert_eq!(db.store.alert_deliveries(team.id, 10).await.unwrap().len(), queued);
     }
 }

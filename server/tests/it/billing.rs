@@ -371,6 +371,15 @@ both_backends! {
         assert!(waitlist.body.contains("on the founder waitlist"));
         let bad = post_form(&app, "/pricing/waitlist", "email=nope", None).await;
         assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+        // Anonymous writes are rate limited per address.
+        let strict = app_with(&db, &[("FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", "2".to_string())]);
+        for n in 0..2 {
+            let ok = post_form(&strict, "/pricing/waitlist", &format!("email=w{n}%40example.com"), None).await;
+            assert_eq!(ok.status, StatusCode::OK);
+        }
+        let limited = post_form(&strict, "/pricing/waitlist", "email=w9%40example.com", None).await;
+        assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(limited.body.contains("Too many requests"));
     }
 }
 
