@@ -61,6 +61,10 @@ pub fn App() -> impl IntoView {
     view! {
         <Stylesheet id="site-css" href="/pkg/fixedpoint.css"/>
         <Link rel="icon" href="/favicon.ico"/>
+        // Feed readers find the public feeds from any page.
+        <Link rel="alternate" type_="application/rss+xml" title="Fixed Point (RSS)" href="/feed/rss.xml"/>
+        <Link rel="alternate" type_="application/atom+xml" title="Fixed Point (Atom)" href="/feed/atom.xml"/>
+        <Link rel="alternate" type_="application/feed+json" title="Fixed Point (JSON Feed)" href="/feed/feed.json"/>
         <Meta name="description" content="Fixed Point: tools for agent loops that know when they have finished."/>
         <Title formatter=|text: String| if text.is_empty() { "Fixed Point".to_string() } else { format!("{text} · Fixed Point") }/>
         <Router>

@@ -103,8 +103,8 @@ pub fn ArchivePage() -> impl IntoView {
                     .map(|issue| {
                         let lock = (!issue.readable).then(|| {
                             view! {
-                                <span class="lock" title="Part of this issue is for subscribers">
-                                    "Subscribers"
+                                <span class="lock" title="Part of this issue is for a paid tier">
+                                    {if issue.has_paid_part && issue.tier == "founder" { "Founders" } else { "Paid part" }}
                                 </span>
                             }
                         });

@@ -195,6 +195,7 @@ both_backends! {
         let missing = get(&app, "/issues/no-such-issue", None).await;
         assert_eq!(missing.status, StatusCode::NOT_FOUND);
         let archive = get(&app, "/issues", None).await;
+        assert!(archive.body.contains("href=\"/feed/rss.xml\" rel=\"alternate\""), "feed autodiscovery");
         let newest = archive.body.find("founders-field-notes").unwrap();
         let oldest = archive.body.find("the-loop-that-could-not-stop").unwrap();
         assert!(newest < oldest, "newest first");
