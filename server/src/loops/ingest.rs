@@ -173,17 +173,21 @@ impl Store {
         // statement: on PostgreSQL `DO UPDATE` locks the row until commit,
         // which serialises the rounds of one loop; on SQLite the immediate
         // transaction already holds the only write lock.
-        let (loop_id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer): (
+        // It also says whether the team has an alert webhook, so rounds of
+        // teams without one never look for alerts.
+        let (loop_id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, hooks): (
             i64,
             i64,
             Option<i64>,
             Option<i64>,
             i64,
             Option<String>,
+            i64,
         ) = sqlx::query_as(
             "INSERT INTO loops (team_id, name, created_at) VALUES ($1, $2, $3) \
              ON CONFLICT (team_id, name) DO UPDATE SET name = excluded.name \
-             RETURNING id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer",
+             RETURNING id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, \
+             (SELECT COUNT(*) FROM team_webhooks WHERE team_webhooks.team_id = loops.team_id) AS hooks",
         )
         .bind(team_id)
         .bind(loop_name)
@@ -347,11 +351,13 @@ impl Store {
 
         // An alert when the loop enters a bad state (not on every round it
         // stays there), queued with the round it belongs to.
-        if let Some(kind) = crate::alerts::AlertKind::of_round(
+        let alert = crate::alerts::AlertKind::of_round(
             classification.class.as_str(),
             classification.outcome.as_str(),
             classification.advice.as_str(),
-        ) {
+        )
+        .filter(|_| hooks > 0);
+        if let Some(kind) = alert {
             let previous: Option<(String, String, String)> = sqlx::query_as(
                 "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
             )
