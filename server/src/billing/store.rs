@@ -82,6 +82,17 @@ fn hold(row: &sqlx::any::AnyRow) -> Result<SeatHold, sqlx::Error> {
 
 const HOLD_COLUMNS: &str = "id, account_id, state, checkout_session_id, checkout_url, created_at";
 
+/// Takes one seat inside `tx` if fewer than `limit` are used: the only way a
+/// seat is ever taken. The guarded update is atomic on both databases (a row
+/// lock on PostgreSQL, the single writer on SQLite).
+async fn take_seat(tx: &mut sqlx::Transaction<'static, sqlx::Any>, limit: u32) -> Result<bool, sqlx::Error> {
+    let taken = sqlx::query("UPDATE founder_seat_counter SET used = used + 1 WHERE id = 1 AND used < $1")
+        .bind(i64::from(limit))
+        .execute(&mut **tx)
+        .await?;
+    Ok(taken.rows_affected() == 1)
+}
+
 /// Announces a seat change to every instance on PostgreSQL (inside the
 /// transaction: only a committed change is heard). SQLite has one instance.
 async fn notify_seats(
@@ -122,11 +133,7 @@ impl Store {
     ) -> Result<SeatHold, BillingError> {
         let now = now_millis();
         let mut tx = self.pool().begin().await?;
-        let taken = sqlx::query("UPDATE founder_seat_counter SET used = used + 1 WHERE id = 1 AND used < $1")
-            .bind(i64::from(limit))
-            .execute(&mut *tx)
-            .await?;
-        if taken.rows_affected() != 1 {
+        if !take_seat(&mut tx, limit).await? {
             tx.rollback().await?;
             return Err(BillingError::SoldOut);
         }
@@ -255,12 +262,7 @@ impl Store {
             Some("paid") => PaidOutcome::AlreadyPaid,
             Some("held") => PaidOutcome::Paid,
             Some("released") | Some("ended") | Some("refused") => {
-                let taken =
-                    sqlx::query("UPDATE founder_seat_counter SET used = used + 1 WHERE id = 1 AND used < $1")
-                        .bind(i64::from(limit))
-                        .execute(&mut *tx)
-                        .await?;
-                if taken.rows_affected() == 1 {
+                if take_seat(&mut tx, limit).await? {
                     PaidOutcome::Reclaimed
                 } else {
                     PaidOutcome::NoSeat
@@ -449,11 +451,7 @@ impl Store {
     ) -> Result<bool, BillingError> {
         let now = now_millis();
         let mut tx = self.pool().begin().await?;
-        let taken = sqlx::query("UPDATE founder_seat_counter SET used = used + 1 WHERE id = 1 AND used < $1")
-            .bind(i64::from(limit))
-            .execute(&mut *tx)
-            .await?;
-        if taken.rows_affected() != 1 {
+        if !take_seat(&mut tx, limit).await? {
             tx.rollback().await?;
             return Ok(false);
         }
