@@ -91,7 +91,7 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
             "an issue starts with front matter: a line `---`, then `key: value` lines, then `---`",
         ));
     }
-    let Some(close) = lines.iter().skip(1).position(|line| line.trim_end() == "---").map(|at| at + 1) else {
+    let Some(close) = lines[1..].iter().position(|line| line.trim_end() == "---").map(|at| at + 1) else {
         return Err(error(1, "the front matter is not closed by a `---` line"));
     };
     let fields = front_matter(&lines[1..close])?;
