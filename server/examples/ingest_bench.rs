@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo run --release -p server --example ingest_bench            # both databases
-//! BENCH_ROUNDS=4000 BENCH_PG=postgres://postgres@127.0.0.1:5432/postgres \
+//! BENCH_ROUNDS=4000 BENCH_REPEAT=5 BENCH_PG=postgres://postgres@127.0.0.1:5432/postgres \
 //!     cargo run --release -p server --example ingest_bench
 //! ```
 //!
@@ -150,11 +150,24 @@ async fn raw_baseline(store: &Store, clients: usize, rounds: usize) -> anyhow::R
     Ok((per_client * clients) as f64 / started.elapsed().as_secs_f64())
 }
 
-async fn bench(name: &str, url: &str, rounds: usize, out: &mut impl Write) -> anyhow::Result<()> {
+async fn bench(
+    name: &str,
+    url: &str,
+    rounds: usize,
+    repeat: usize,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let store = Store::open(url).await?;
     for clients in [1, 16] {
-        let api = ingest(&store, url, clients, rounds).await?;
-        let raw = raw_baseline(&store, clients, rounds).await?;
+        // The ingest and its baseline alternate, so that a noisy moment of
+        // the machine falls on both; the medians are compared.
+        let mut api = Vec::new();
+        let mut raw = Vec::new();
+        for _ in 0..repeat {
+            api.push(ingest(&store, url, clients, rounds).await?);
+            raw.push(raw_baseline(&store, clients, rounds).await?);
+        }
+        let (api, raw) = (median(&mut api), median(&mut raw));
         writeln!(
             out,
             "{name:<10} {clients:>3} clients  ingest {api:>8.0} rounds/s   raw batched {raw:>8.0} rounds/s   ratio {:>5.1}%",
@@ -165,15 +178,25 @@ async fn bench(name: &str, url: &str, rounds: usize, out: &mut impl Write) -> an
     Ok(())
 }
 
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let rounds: usize =
         std::env::var("BENCH_ROUNDS").ok().and_then(|value| value.parse().ok()).unwrap_or(2000);
+    let repeat: usize = std::env::var("BENCH_REPEAT")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(5);
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{rounds} rounds of {FINDINGS} findings per configuration")?;
+    writeln!(out, "{rounds} rounds of {FINDINGS} findings per configuration, medians of {repeat} runs")?;
     let dir = tempfile::tempdir()?;
     let sqlite = format!("sqlite://{}?mode=rwc", dir.path().join("bench.db").display());
-    bench("sqlite", &sqlite, rounds, &mut out).await?;
+    bench("sqlite", &sqlite, rounds, repeat, &mut out).await?;
 
     let admin = std::env::var("BENCH_PG")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string());
@@ -182,7 +205,7 @@ async fn main() -> anyhow::Result<()> {
             let name = format!("fp_bench_{}", std::process::id());
             sqlx::query(&format!("CREATE DATABASE {name}")).execute(admin_store.pool()).await?;
             let (base, _) = admin.rsplit_once('/').unwrap_or((&admin, ""));
-            let result = bench("postgres", &format!("{base}/{name}"), rounds, &mut out).await;
+            let result = bench("postgres", &format!("{base}/{name}"), rounds, repeat, &mut out).await;
             sqlx::query(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(admin_store.pool()).await?;
             result?;
         }

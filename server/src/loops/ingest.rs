@@ -1,10 +1,12 @@
 //! Storing one round: the transaction behind `POST .../rounds`.
 
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, Transaction};
 
+use super::recent::{KeptHistory, RecentHistories};
 use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::RoundReport;
 use super::LoopsError;
@@ -67,6 +69,8 @@ pub struct RoundEvent {
 pub struct Ingested {
     pub answer: RoundAnswer,
     pub event: Option<RoundEvent>,
+    /// The run's history with this round, to keep once it commits.
+    pub(super) kept: Option<KeptHistory>,
 }
 
 struct RunRow {
@@ -76,12 +80,52 @@ struct RunRow {
     last_round: i64,
 }
 
+/// The loop's row after its upsert, the team's webhook count, and the
+/// round's run (id, key, state, last round) when it exists.
+type LoopUpsertRow = (
+    i64,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    i64,
+    Option<String>,
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<i64>,
+);
+
 type RunTuple = (i64, String, String, i64);
 
 impl From<RunTuple> for RunRow {
     fn from((id, key, state, last_round): RunTuple) -> Self {
         RunRow { id, key, state, last_round }
     }
+}
+
+/// The upsert without the run (its columns are NULL), for PostgreSQL.
+static UPSERT_LOOP: LazyLock<String> = LazyLock::new(|| upsert_loop_sql("FALSE"));
+/// The upsert of a round that names its run (`$4`).
+static UPSERT_LOOP_WITH_NAMED_RUN: LazyLock<String> =
+    LazyLock::new(|| upsert_loop_sql("runs.loop_id = loops.id AND runs.run_key = $4"));
+/// The upsert of a round without a run id: it belongs to the current run.
+static UPSERT_LOOP_WITH_CURRENT_RUN: LazyLock<String> =
+    LazyLock::new(|| upsert_loop_sql("runs.id = loops.current_run_id"));
+
+fn upsert_loop_sql(run_condition: &str) -> String {
+    let run_column = |column: &str| format!("(SELECT runs.{column} FROM runs WHERE {run_condition})");
+    format!(
+        "INSERT INTO loops (team_id, name, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (team_id, name) DO UPDATE SET name = excluded.name \
+         RETURNING id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, \
+         (SELECT COUNT(*) FROM team_webhooks WHERE team_webhooks.team_id = loops.team_id) AS hooks, \
+         {} AS run_id, {} AS run_key, {} AS run_state, {} AS run_last_round",
+        run_column("id"),
+        run_column("run_key"),
+        run_column("state"),
+        run_column("last_round"),
+    )
 }
 
 /// A finding of a round stored before rounds kept their keys as JSON.
@@ -166,72 +210,132 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        let body_hash = report.body_hash();
+        match self.backend() {
+            // SQLite has one writer at a time: rounds that arrive together
+            // share a transaction (see `super::group_commit`).
+            Backend::Sqlite => {
+                let round = super::group_commit::PendingRound {
+                    team_id,
+                    loop_name: loop_name.to_string(),
+                    report: report.clone(),
+                    now,
+                };
+                super::group_commit::ingest(self, round).await
+            }
+            // PostgreSQL locks rows, not the database: rounds of different
+            // loops commit side by side, each in its own transaction.
+            Backend::Postgres => self.ingest_round_alone(team_id, loop_name, report, now).await,
+        }
+    }
+
+    /// Stores one round in a transaction of its own.
+    pub(super) async fn ingest_round_alone(
+        &self,
+        team_id: i64,
+        loop_name: &str,
+        report: &RoundReport,
+        now: i64,
+    ) -> Result<Ingested, LoopsError> {
         let mut tx = begin_write(self).await?;
+        let recent = &self.ingest_state().recent;
+        let mut ingested =
+            store_round(self.backend(), recent, &mut tx, team_id, loop_name, report, now).await?;
+        if ingested.event.is_some() {
+            tx.commit().await?;
+            if let Some(kept) = ingested.kept.take() {
+                recent.keep(kept);
+            }
+        } else {
+            // A replay wrote nothing worth keeping.
+            tx.rollback().await?;
+        }
+        Ok(ingested)
+    }
+}
 
-        // Creating the loop on its first round and locking its row are one
-        // statement: on PostgreSQL `DO UPDATE` locks the row until commit,
-        // which serialises the rounds of one loop; on SQLite the immediate
-        // transaction already holds the only write lock.
-        // It also says whether the team has an alert webhook, so rounds of
-        // teams without one never look for alerts.
-        let (loop_id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, hooks): (
-            i64,
-            i64,
-            Option<i64>,
-            Option<i64>,
-            i64,
-            Option<String>,
-            i64,
-        ) = sqlx::query_as(
-            "INSERT INTO loops (team_id, name, created_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (team_id, name) DO UPDATE SET name = excluded.name \
-             RETURNING id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, \
-             (SELECT COUNT(*) FROM team_webhooks WHERE team_webhooks.team_id = loops.team_id) AS hooks",
-        )
-        .bind(team_id)
-        .bind(loop_name)
-        .bind(now)
-        .fetch_one(&mut *tx)
-        .await?;
+/// Stores `report` with its classification inside `tx`, or, for a round
+/// stored before with the same body, rebuilds the answer it got then (and
+/// no event). On an error the caller must roll `tx` back: the statements
+/// before it may have run.
+pub(super) async fn store_round(
+    backend: Backend,
+    recent: &RecentHistories,
+    tx: &mut Transaction<'static, Any>,
+    team_id: i64,
+    loop_name: &str,
+    report: &RoundReport,
+    now: i64,
+) -> Result<Ingested, LoopsError> {
+    let body_hash = report.body_hash();
 
-        let existing: Option<RunRow> = match (&report.run, current_run_id) {
+    // Creating the loop on its first round and locking its row are one
+    // statement: on PostgreSQL `DO UPDATE` locks the row until commit,
+    // which serialises the rounds of one loop; on SQLite the immediate
+    // transaction already holds the only write lock.
+    // The same statement says whether the team has an alert webhook, so
+    // rounds of teams without one never look for alerts. On SQLite it
+    // also returns the round's run, saving a round trip to the worker
+    // thread; PostgreSQL evaluates RETURNING with the snapshot taken
+    // before it waited for the row lock, so there the run is read by
+    // the next statement, which sees what the previous holder committed.
+    let fold_run = backend == Backend::Sqlite;
+    let sql = match (fold_run, report.run.is_some()) {
+        (false, _) => UPSERT_LOOP.as_str(),
+        (true, true) => UPSERT_LOOP_WITH_NAMED_RUN.as_str(),
+        (true, false) => UPSERT_LOOP_WITH_CURRENT_RUN.as_str(),
+    };
+    let mut upsert = sqlx::query_as::<_, LoopUpsertRow>(sql).bind(team_id).bind(loop_name).bind(now);
+    if let (true, Some(key)) = (fold_run, &report.run) {
+        upsert = upsert.bind(key);
+    }
+    let row = upsert.fetch_one(&mut **tx).await?;
+    let (loop_id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, hooks) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+    let existing: Option<RunRow> = if fold_run {
+        match (row.7, row.8, row.9, row.10) {
+            (Some(id), Some(key), Some(state), Some(last_round)) => {
+                Some(RunRow { id, key, state, last_round })
+            }
+            _ => None,
+        }
+    } else {
+        match (&report.run, current_run_id) {
             (Some(key), _) => sqlx::query_as::<_, RunTuple>(
                 "SELECT id, run_key, state, last_round FROM runs WHERE loop_id = $1 AND run_key = $2",
             )
             .bind(loop_id)
             .bind(key)
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await?
             .map(RunRow::from),
             (None, Some(run_id)) => {
                 sqlx::query_as::<_, RunTuple>("SELECT id, run_key, state, last_round FROM runs WHERE id = $1")
                     .bind(run_id)
-                    .fetch_optional(&mut *tx)
+                    .fetch_optional(&mut **tx)
                     .await?
                     .map(RunRow::from)
             }
             (None, None) => None,
-        };
+        }
+    };
 
-        let run = match existing {
-            Some(run) => {
-                // A round after the run's last cannot be stored yet, which
-                // spares the hot path (appending) this lookup.
-                let stored_hash: Option<String> = if i64::from(report.round) > run.last_round {
-                    None
-                } else {
-                    sqlx::query_scalar("SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2")
-                        .bind(run.id)
-                        .bind(i64::from(report.round))
-                        .fetch_optional(&mut *tx)
-                        .await?
-                };
-                match stored_hash {
+    let run = match existing {
+        Some(run) => {
+            // A round after the run's last cannot be stored yet, which
+            // spares the hot path (appending) this lookup.
+            let stored_hash: Option<String> = if i64::from(report.round) > run.last_round {
+                None
+            } else {
+                sqlx::query_scalar("SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2")
+                    .bind(run.id)
+                    .bind(i64::from(report.round))
+                    .fetch_optional(&mut **tx)
+                    .await?
+            };
+            match stored_hash {
                     Some(hash) if hash == body_hash => {
-                        let answer = stored_answer(&mut tx, &run, report.round).await?;
-                        tx.rollback().await?;
-                        return Ok(Ingested { answer, event: None });
+                        let answer = stored_answer(tx, &run, report.round).await?;
+                        return Ok(Ingested { answer, event: None, kept: None });
                     }
                     // Without a run id, round 1 again means the loop started
                     // over: a new run, whatever the old one holds.
@@ -267,198 +371,158 @@ impl Store {
                     }
                     None => Some(run),
                 }
-            }
-            None => None,
-        };
-        let run = match run {
-            Some(run) => run,
-            None => start_run(&mut tx, loop_id, report.run.as_deref(), now).await?,
-        };
+        }
+        None => None,
+    };
+    let run = match run {
+        Some(run) => run,
+        None => start_run(tx, loop_id, report.run.as_deref(), now).await?,
+    };
 
-        // A run that has just started has nothing to replay.
-        let history = if run.last_round > 0 { load_history(&mut tx, run.id).await? } else { Vec::new() };
-        let policy = LoopPolicy {
-            stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
-            max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
-        };
-        let current = report.engine_input();
-        let classification = classify_round(&history, &current, &policy);
-        let operator = OperatorNote { stop: pending_stop != 0, steer: pending_steer };
+    // A run that has just started has nothing to replay.
+    let history: Vec<RoundInput> = if run.last_round == 0 {
+        Vec::new()
+    } else if let Some(history) = recent.take(run.id, run.last_round) {
+        history
+    } else {
+        load_history(tx, run.id).await?
+    };
+    let policy = LoopPolicy {
+        stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
+        max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
+    };
+    let current = report.engine_input();
+    let classification = classify_round(&history, &current, &policy);
+    let operator = OperatorNote { stop: pending_stop != 0, steer: pending_steer };
 
-        let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
-        let blocking = keys.iter().filter(|key| key.is_blocking()).count();
+    let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
+    let blocking = keys.iter().filter(|key| key.is_blocking()).count();
 
-        let (new_state, ended) = if run.state == STOPPED {
-            (STOPPED, true)
-        } else if let Some(exit) = report.exit {
-            if exit.is_detect() || blocking == 0 {
-                (DONE, true)
-            } else if exit.is_human_interrupt() {
-                (STOPPED, true)
-            } else {
-                (FAILED, true)
-            }
-        } else if operator.stop {
+    let (new_state, ended) = if run.state == STOPPED {
+        (STOPPED, true)
+    } else if let Some(exit) = report.exit {
+        if exit.is_detect() || blocking == 0 {
+            (DONE, true)
+        } else if exit.is_human_interrupt() {
             (STOPPED, true)
         } else {
-            (RUNNING, false)
-        };
+            (FAILED, true)
+        }
+    } else if operator.stop {
+        (STOPPED, true)
+    } else {
+        (RUNNING, false)
+    };
 
-        let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
-        let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
-        let round_id: i64 = sqlx::query_scalar(
-            "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
-             spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
-             consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-             created_at, finding_keys) \
-             VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
-             $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
-        )
-        .bind(run.id)
-        .bind(loop_id)
-        .bind(i64::from(report.round))
-        .bind(&report.state)
-        .bind(&body_hash)
-        .bind(report.spent.tokens)
-        // Amounts travel as text and are cast by the database: sqlx 0.8.6's
-        // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
-        // a round with spend after a round without it failed ("incorrect
-        // binary data format"). Rust prints an f64 so that it parses back
-        // to the same value.
-        .bind(report.spent.usd.map(|usd| usd.to_string()))
-        .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
-        .bind(report.exit.map(|exit| exit.as_string()))
-        .bind(report.error.as_ref().map(|error| error.code.clone()))
-        .bind(report.error.as_ref().map(|error| error.body.clone()))
-        .bind(classification.class.as_str())
-        .bind(classification.outcome.as_str())
-        .bind(classification.advice.as_str())
-        .bind(&classification.reason)
-        .bind(&seen_at)
-        .bind(classification.period.map(i64::from))
-        .bind(i64::from(classification.consecutive))
-        .bind(classification.bound.map(|bound| i64::from(bound.max_rounds)))
-        .bind(blocking as i64)
-        .bind(keys.len() as i64)
-        .bind(i64::from(operator.stop))
-        .bind(operator.steer.clone())
-        .bind(now)
-        .bind(&finding_keys)
-        .fetch_one(&mut *tx)
-        .await?;
+    let values = RoundValues {
+        run_id: run.id,
+        loop_id,
+        round: i64::from(report.round),
+        body_hash,
+        seen_at: serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string()),
+        finding_keys: serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string()),
+        class: classification.class.as_str(),
+        outcome: classification.outcome.as_str(),
+        advice: classification.advice.as_str(),
+        blocking: blocking as i64,
+        findings: keys.len() as i64,
+        operator_stop: i64::from(operator.stop),
+        now,
+    };
+    let run_update = RunUpdate { state: new_state, ended, run_id: run.id };
+    // The loop row changes only when the current run moves or operator
+    // commands were delivered; skipping the write otherwise keeps the
+    // hot path one statement shorter.
+    let loop_update = (current_run_id != Some(run.id) || operator.stop || operator.steer.is_some())
+        .then_some(LoopUpdate { run_id: run.id, loop_id });
+    let round_id =
+        write_round(tx, report, &classification, &operator, &values, &run_update, loop_update.as_ref())
+            .await?;
 
-        insert_findings(&mut tx, round_id, report).await?;
-
-        // An alert when the loop enters a bad state (not on every round it
-        // stays there), queued with the round it belongs to.
-        let alert = crate::alerts::AlertKind::of_round(
-            classification.class.as_str(),
-            classification.outcome.as_str(),
-            classification.advice.as_str(),
-        )
-        .filter(|_| hooks > 0);
-        if let Some(kind) = alert {
-            let previous: Option<(String, String, String)> = sqlx::query_as(
+    // An alert when the loop enters a bad state (not on every round it
+    // stays there), queued with the round it belongs to.
+    let alert = crate::alerts::AlertKind::of_round(
+        classification.class.as_str(),
+        classification.outcome.as_str(),
+        classification.advice.as_str(),
+    )
+    .filter(|_| hooks > 0);
+    if let Some(kind) = alert {
+        let previous: Option<(String, String, String)> = sqlx::query_as(
                 "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
             )
             .bind(run.id)
             .bind(i64::from(report.round))
-            .fetch_optional(&mut *tx)
+            .fetch_optional(&mut **tx)
             .await?;
-            let was = previous.and_then(|(class, outcome, advice)| {
-                crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
-            });
-            if was != Some(kind) {
-                let team: String = sqlx::query_scalar("SELECT slug FROM teams WHERE id = $1")
-                    .bind(team_id)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                let payload = serde_json::json!({
-                    "type": format!("loop.{}", kind.as_str()),
-                    "team": team,
-                    "loop": loop_name,
-                    "run": run.key,
-                    "round": report.round,
-                    "class": classification.class.as_str(),
-                    "outcome": classification.outcome.as_str(),
-                    "advice": classification.advice.as_str(),
-                    "reason": classification.reason,
-                    "at": now,
-                });
-                crate::alerts::enqueue(&mut tx, team_id, loop_name, kind, &payload, now).await?;
-            }
-        }
-
-        sqlx::query(
-            "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, last_seen_at = $4, \
-             ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
-             blocked_reason = NULL, blocked_subject = NULL WHERE id = $6",
-        )
-        .bind(new_state)
-        .bind(report.exit.map(|exit| exit.as_string()))
-        .bind(i64::from(report.round))
-        .bind(now)
-        .bind(i64::from(ended))
-        .bind(run.id)
-        .execute(&mut *tx)
-        .await?;
-
-        // The loop row changes only when the current run moves or operator
-        // commands were delivered; skipping the write otherwise keeps the
-        // hot path one statement shorter.
-        if current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
-            sqlx::query(
-                "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2",
-            )
-            .bind(run.id)
-            .bind(loop_id)
-            .execute(&mut *tx)
-            .await?;
-        }
-
-        let event = RoundEvent {
-            id: round_id,
-            team_id,
-            loop_id,
-            loop_name: loop_name.to_string(),
-            run: run.key.clone(),
-            run_state: new_state.to_string(),
-            round: report.round,
-            state: report.state.clone(),
-            class: classification.class,
-            outcome: classification.outcome,
-            advice: classification.advice,
-            blocking: count_u32(blocking),
-            findings: count_u32(keys.len()),
-            created_at: now,
-        };
-        if self.backend() == Backend::Postgres {
-            // Sent inside the transaction, the notification reaches other
-            // instances only if the round is committed (see `crate::live`).
-            let payload = serde_json::to_string(&event).unwrap_or_default();
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(crate::live::NOTIFY_CHANNEL)
-                .bind(payload)
-                .execute(&mut *tx)
+        let was = previous.and_then(|(class, outcome, advice)| {
+            crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
+        });
+        if was != Some(kind) {
+            let team: String = sqlx::query_scalar("SELECT slug FROM teams WHERE id = $1")
+                .bind(team_id)
+                .fetch_one(&mut **tx)
                 .await?;
+            let payload = serde_json::json!({
+                "type": format!("loop.{}", kind.as_str()),
+                "team": team,
+                "loop": loop_name,
+                "run": run.key,
+                "round": report.round,
+                "class": classification.class.as_str(),
+                "outcome": classification.outcome.as_str(),
+                "advice": classification.advice.as_str(),
+                "reason": classification.reason,
+                "at": now,
+            });
+            crate::alerts::enqueue(tx, team_id, loop_name, kind, &payload, now).await?;
         }
-        tx.commit().await?;
-
-        let answer = RoundAnswer {
-            round: classification.round,
-            class: classification.class,
-            outcome: classification.outcome,
-            seen_at: classification.seen_at,
-            advice: classification.advice,
-            reason: classification.reason,
-            operator,
-            run: run.key,
-            period: classification.period,
-            consecutive: classification.consecutive,
-            bound: classification.bound,
-        };
-        Ok(Ingested { answer, event: Some(event) })
     }
+
+    let event = RoundEvent {
+        id: round_id,
+        team_id,
+        loop_id,
+        loop_name: loop_name.to_string(),
+        run: run.key.clone(),
+        run_state: new_state.to_string(),
+        round: report.round,
+        state: report.state.clone(),
+        class: classification.class,
+        outcome: classification.outcome,
+        advice: classification.advice,
+        blocking: count_u32(blocking),
+        findings: count_u32(keys.len()),
+        created_at: now,
+    };
+    if backend == Backend::Postgres {
+        // Sent inside the transaction, the notification reaches other
+        // instances only if the round is committed (see `crate::live`).
+        let payload = serde_json::to_string(&event).unwrap_or_default();
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(crate::live::NOTIFY_CHANNEL)
+            .bind(payload)
+            .execute(&mut **tx)
+            .await?;
+    }
+
+    let answer = RoundAnswer {
+        round: classification.round,
+        class: classification.class,
+        outcome: classification.outcome,
+        seen_at: classification.seen_at,
+        advice: classification.advice,
+        reason: classification.reason,
+        operator,
+        run: run.key,
+        period: classification.period,
+        consecutive: classification.consecutive,
+        bound: classification.bound,
+    };
+    let mut rounds = history;
+    rounds.push(current);
+    let kept = KeptHistory { run_id: run.id, last_round: i64::from(report.round), rounds };
+    Ok(Ingested { answer, event: Some(event), kept: Some(kept) })
 }
 
 /// The run's stored rounds as the engine sees them. Each round carries its
@@ -468,12 +532,23 @@ async fn load_history(
     tx: &mut Transaction<'static, Any>,
     run_id: i64,
 ) -> Result<Vec<RoundInput>, sqlx::Error> {
-    let rows: Vec<(i64, String, Option<String>)> = sqlx::query_as(
+    let rows: Vec<HistoryRow> = sqlx::query_as(
         "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
     )
     .bind(run_id)
     .fetch_all(&mut **tx)
     .await?;
+    history_from_rows(tx, run_id, rows).await
+}
+
+/// A stored round as the history needs it: number, state, finding keys.
+type HistoryRow = (i64, String, Option<String>);
+
+async fn history_from_rows(
+    tx: &mut Transaction<'static, Any>,
+    run_id: i64,
+    rows: Vec<HistoryRow>,
+) -> Result<Vec<RoundInput>, sqlx::Error> {
     let mut history = Vec::with_capacity(rows.len());
     let mut legacy = false;
     for (number, state, keys) in rows {
@@ -597,55 +672,199 @@ async fn start_run(
     Ok(RunRow { id, key, state: RUNNING.to_string(), last_round: 0 })
 }
 
-async fn insert_findings(
-    tx: &mut Transaction<'static, Any>,
-    round_id: i64,
-    report: &RoundReport,
-) -> Result<(), sqlx::Error> {
-    for (chunk_index, chunk) in report.findings.chunks(FINDINGS_PER_STATEMENT).enumerate() {
-        let mut sql = String::from(
-            "INSERT INTO findings (round_id, position, target_path, start_line, end_line, target_id, severity, \
-             criterion, message) VALUES ",
-        );
-        for row in 0..chunk.len() {
-            if row > 0 {
-                sql.push_str(", ");
-            }
-            let base = row * 9;
-            sql.push('(');
-            for column in 1..=9 {
-                if column > 1 {
-                    sql.push_str(", ");
-                }
-                sql.push('$');
-                sql.push_str(&(base + column).to_string());
-            }
-            sql.push(')');
+/// What a new `rounds` row holds beyond the report and its classification.
+struct RoundValues {
+    run_id: i64,
+    loop_id: i64,
+    round: i64,
+    body_hash: String,
+    seen_at: String,
+    finding_keys: String,
+    class: &'static str,
+    outcome: &'static str,
+    advice: &'static str,
+    blocking: i64,
+    findings: i64,
+    operator_stop: i64,
+    now: i64,
+}
+
+/// The run's state after the round.
+struct RunUpdate {
+    state: &'static str,
+    ended: bool,
+    run_id: i64,
+}
+
+/// The loop's current run moved, or operator commands were delivered.
+struct LoopUpdate {
+    run_id: i64,
+    loop_id: i64,
+}
+
+type AnyQuery<'q> = sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>>;
+
+const INSERT_ROUND: &str = "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, \
+     spent_usd, spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
+     consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, created_at, \
+     finding_keys) \
+     VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, $10, $11, \
+     $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id";
+
+const UPDATE_RUN: &str = "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, \
+     last_seen_at = $4, ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
+     blocked_reason = NULL, blocked_subject = NULL WHERE id = $6";
+
+const UPDATE_LOOP: &str =
+    "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2";
+
+fn insert_findings_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO findings (round_id, position, target_path, start_line, end_line, target_id, severity, \
+         criterion, message) VALUES ",
+    );
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
         }
-        let mut query = sqlx::query(&sql);
-        for (offset, finding) in chunk.iter().enumerate() {
-            let position = (chunk_index * FINDINGS_PER_STATEMENT + offset) as i64;
-            let (path, start_line, end_line, id) = match &finding.key.target {
-                Target::Code { path, start_line, end_line } => (
-                    Some(path.clone()),
-                    Some(i64::from(*start_line)),
-                    Some(i64::from(end_line.unwrap_or(*start_line))),
-                    None,
-                ),
-                Target::Other { id } => (None, None, None, Some(id.clone())),
-            };
-            query = query
-                .bind(round_id)
-                .bind(position)
-                .bind(path)
-                .bind(start_line)
-                .bind(end_line)
-                .bind(id)
-                .bind(severity_column(finding.key.severity))
-                .bind(finding.key.criterion.clone())
-                .bind(finding.message.clone());
+        let base = 1 + row * 8;
+        sql.push_str("($1");
+        for column in 1..=8 {
+            sql.push_str(", $");
+            sql.push_str(&(base + column).to_string());
         }
-        query.execute(&mut **tx).await?;
+        sql.push(')');
     }
-    Ok(())
+    sql
+}
+
+fn bind_round<'q>(
+    query: AnyQuery<'q>,
+    report: &'q RoundReport,
+    classification: &'q crate::convergence::Classification,
+    operator: &'q OperatorNote,
+    values: &'q RoundValues,
+) -> AnyQuery<'q> {
+    query
+        .bind(values.run_id)
+        .bind(values.loop_id)
+        .bind(values.round)
+        .bind(&report.state)
+        .bind(&values.body_hash)
+        .bind(report.spent.tokens)
+        // Amounts travel as text and are cast by the database: sqlx 0.8.6's
+        // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
+        // a round with spend after a round without it failed ("incorrect
+        // binary data format"). Rust prints an f64 so that it parses back
+        // to the same value.
+        .bind(report.spent.usd.map(|usd| usd.to_string()))
+        .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
+        .bind(report.exit.map(|exit| exit.as_string()))
+        .bind(report.error.as_ref().map(|error| error.code.as_str()))
+        .bind(report.error.as_ref().map(|error| error.body.as_str()))
+        .bind(values.class)
+        .bind(values.outcome)
+        .bind(values.advice)
+        .bind(&classification.reason)
+        .bind(&values.seen_at)
+        .bind(classification.period.map(i64::from))
+        .bind(i64::from(classification.consecutive))
+        .bind(classification.bound.map(|bound| i64::from(bound.max_rounds)))
+        .bind(values.blocking)
+        .bind(values.findings)
+        .bind(values.operator_stop)
+        .bind(operator.steer.as_deref())
+        .bind(values.now)
+        .bind(&values.finding_keys)
+}
+
+fn bind_findings<'q>(
+    mut query: AnyQuery<'q>,
+    round_id: i64,
+    findings: &'q [super::wire::Finding],
+    first_position: usize,
+) -> AnyQuery<'q> {
+    query = query.bind(round_id);
+    for (offset, finding) in findings.iter().enumerate() {
+        let (path, start_line, end_line, id) = match &finding.key.target {
+            Target::Code { path, start_line, end_line } => (
+                Some(path.as_str()),
+                Some(i64::from(*start_line)),
+                Some(i64::from(end_line.unwrap_or(*start_line))),
+                None,
+            ),
+            Target::Other { id } => (None, None, None, Some(id.as_str())),
+        };
+        query = query
+            .bind((first_position + offset) as i64)
+            .bind(path)
+            .bind(start_line)
+            .bind(end_line)
+            .bind(id)
+            .bind(severity_column(finding.key.severity))
+            .bind(finding.key.criterion.as_str())
+            .bind(finding.message.as_str());
+    }
+    query
+}
+
+fn bind_run_update<'q>(
+    query: AnyQuery<'q>,
+    report: &RoundReport,
+    update: &RunUpdate,
+    now: i64,
+) -> AnyQuery<'q> {
+    query
+        .bind(update.state)
+        .bind(report.exit.map(|exit| exit.as_string()))
+        .bind(i64::from(report.round))
+        .bind(now)
+        .bind(i64::from(update.ended))
+        .bind(update.run_id)
+}
+
+fn bind_loop_update<'q>(query: AnyQuery<'q>, update: &LoopUpdate) -> AnyQuery<'q> {
+    query.bind(update.run_id).bind(update.loop_id)
+}
+
+/// Writes the round, its findings, its run's state and, when needed, the
+/// loop's row; returns the round's id.
+#[allow(clippy::too_many_arguments)]
+async fn write_round(
+    tx: &mut Transaction<'static, Any>,
+    report: &RoundReport,
+    classification: &crate::convergence::Classification,
+    operator: &OperatorNote,
+    values: &RoundValues,
+    run_update: &RunUpdate,
+    loop_update: Option<&LoopUpdate>,
+) -> Result<i64, sqlx::Error> {
+    let row = bind_round(sqlx::query(INSERT_ROUND), report, classification, operator, values)
+        .fetch_one(&mut **tx)
+        .await?;
+    let round_id: i64 = sqlx::Row::try_get(&row, 0)?;
+    for (index, chunk) in report.findings.chunks(FINDINGS_PER_STATEMENT).enumerate() {
+        let sql = insert_findings_sql(chunk.len());
+        bind_findings(sqlx::query(&sql), round_id, chunk, index * FINDINGS_PER_STATEMENT)
+            .execute(&mut **tx)
+            .await?;
+    }
+    bind_run_update(sqlx::query(UPDATE_RUN), report, run_update, values.now).execute(&mut **tx).await?;
+    if let Some(update) = loop_update {
+        bind_loop_update(sqlx::query(UPDATE_LOOP), update).execute(&mut **tx).await?;
+    }
+    Ok(round_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_findings_statement_numbers_its_rows_after_the_round_id() {
+        let sql = insert_findings_sql(2);
+        assert!(sql.ends_with(
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9), ($1, $10, $11, $12, $13, $14, $15, $16, $17)"
+        ));
+    }
 }

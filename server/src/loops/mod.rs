@@ -4,10 +4,13 @@
 //!
 //! # Invariants
 //!
-//! - **One transaction per round.** A round, its findings, its run's new
-//!   state and the delivery of pending operator commands are written
-//!   together or not at all; validation happens before the transaction, so
-//!   a refused body stores nothing.
+//! - **A round is stored whole or not at all.** A round, its findings, its
+//!   run's new state and the delivery of pending operator commands are
+//!   written in one transaction; validation happens before it, so a refused
+//!   body stores nothing. On PostgreSQL each round has its own transaction;
+//!   on SQLite, rounds that arrive together share one (group commit, see
+//!   `group_commit`), and a batch with any refused round is rolled back and
+//!   written again round by round.
 //! - **Rounds of one loop are serialised.** The transaction starts by
 //!   writing the loop's row (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: the
 //!   upsert locks the row), so two senders of the same round cannot both
@@ -35,9 +38,11 @@
 //! window becomes `lost`; a lost run that reports again is running again.
 
 mod error;
+mod group_commit;
 mod http;
 mod ingest;
 mod queries;
+mod recent;
 mod sweeper;
 mod wire;
 
@@ -50,6 +55,20 @@ pub use queries::{
 };
 pub use sweeper::{spawn_lost_run_sweeper, sweep_lost_runs, LOST_SWEEP_EVERY};
 pub use wire::{validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, Spent};
+
+/// What the ingest path keeps between rounds, one per store: the queue of
+/// SQLite's group commit and the histories of recently written runs.
+#[derive(Default)]
+pub struct IngestState {
+    pub(crate) queue: group_commit::RoundQueue,
+    pub(crate) recent: recent::RecentHistories,
+}
+
+impl std::fmt::Debug for IngestState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("IngestState").finish_non_exhaustive()
+    }
+}
 
 /// The states of a run, as stored and shown.
 pub mod run_state {

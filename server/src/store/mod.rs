@@ -62,11 +62,17 @@ pub enum StoreError {
     Timeout(Duration),
 }
 
+/// A pooled PostgreSQL connection idle longer than this is pinged before use.
+const STALE_AFTER_IDLE: Duration = Duration::from_secs(10);
+
 /// A handle on the database: cheap to clone (it holds the pool).
 #[derive(Debug, Clone)]
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// What the ingest path keeps between rounds (group commit, recent
+    /// run histories), shared by the store's clones.
+    ingest: std::sync::Arc<crate::loops::IngestState>,
 }
 
 impl Store {
@@ -86,6 +92,21 @@ impl Store {
         let options: AnyConnectOptions = url.parse().map_err(StoreError::Connect)?;
         let pool_options = AnyPoolOptions::new()
             .acquire_timeout(Duration::from_secs(10))
+            // sqlx pings every connection it hands out, which costs a round
+            // trip per checkout (two per ingested round: the token, then the
+            // transaction). Only a PostgreSQL connection that sat idle for a
+            // while can have gone stale (a restarted server, a dropped TCP
+            // connection), so only those are pinged; a SQLite connection
+            // lives in this process and never is.
+            .test_before_acquire(false)
+            .before_acquire(move |connection, meta| {
+                Box::pin(async move {
+                    if backend == Backend::Postgres && meta.idle_for > STALE_AFTER_IDLE {
+                        sqlx::Connection::ping(connection).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .max_connections(match backend {
                 // SQLite serialises writers anyway; a few connections let
                 // readers proceed beside the one writer under WAL.
@@ -109,7 +130,7 @@ impl Store {
                 })
             });
         let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
-        Ok(Store { pool, backend })
+        Ok(Store { pool, backend, ingest: Default::default() })
     }
 
     /// Applies the migrations of this backend that have not run yet.
@@ -124,6 +145,11 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// What the ingest path keeps between rounds.
+    pub(crate) fn ingest_state(&self) -> &crate::loops::IngestState {
+        &self.ingest
     }
 
     /// The pool, for modules of this crate that keep their own queries.

@@ -472,3 +472,47 @@ both_backends! {
         );
     }
 }
+
+both_backends! {
+    async fn a_round_with_more_findings_than_one_statement_holds_is_stored_whole(db: TestDb) {
+        let h = harness(db).await;
+        // 900 findings: three insert statements of at most 400 rows, on
+        // either database, each finding in its place.
+        let ids: Vec<String> = (0..900).map(|index| format!("check-{index:03}")).collect();
+        let blocking: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let (status, answer) = h.post("wide", round(1, "a", &blocking, &["w.rs"])).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(answer["reason"].as_str().unwrap().contains("900 blocking findings among 901"), "{answer}");
+        let (status, answer) = h.post("wide", round(2, "b", &blocking[..899], &[])).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["class"], "converging", "{answer}");
+        let (_, history) = h.history("wide", "").await;
+        let first = history["rounds"][0]["findings"].as_array().unwrap();
+        assert_eq!(first.len(), 901);
+        assert_eq!(first[0]["target"]["id"], "check-000");
+        assert_eq!(first[899]["target"]["id"], "check-899");
+        assert_eq!(first[900]["target"]["path"], "w.rs");
+        assert_eq!(history["rounds"][1]["findings"].as_array().unwrap().len(), 899);
+        let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM findings").fetch_one(h.store.pool()).await.unwrap();
+        assert_eq!(stored, 901 + 899);
+    }
+}
+
+both_backends! {
+    async fn an_instance_never_classifies_with_a_history_another_instance_has_moved_past(db: TestDb) {
+        // Two servers on one database: each remembers the runs it wrote to,
+        // and must notice a round the other stored in between.
+        let team = db.store.create_team("acme").await.unwrap();
+        let other = Store::connect(&db.url).await.unwrap();
+        let first = round(1, "a", &["x"], &[]);
+        let report = |body: &Value| server::loops::RoundReport::from_json(body.to_string().as_bytes()).unwrap();
+        db.store.ingest_round(team.id, "shared", &report(&first)).await.unwrap();
+        other.ingest_round(team.id, "shared", &report(&round(2, "b", &["x"], &[]))).await.unwrap();
+        // Round 3 judges round 2's state again: a fixed point. With only
+        // round 1 in mind it would be "stalled".
+        let third = db.store.ingest_round(team.id, "shared", &report(&round(3, "b", &["x"], &[]))).await.unwrap();
+        assert_eq!(third.answer.class.as_str(), "fixed_point", "{:?}", third.answer);
+        assert_eq!(third.answer.seen_at, vec![2]);
+        other.close().await;
+    }
+}
