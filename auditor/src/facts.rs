@@ -378,14 +378,6 @@ fn is_none_kind(kind: &str) -> bool {
     matches!(kind, "none" | "null" | "nil" | "undefined")
 }
 
-/// The callee node of a call of any family.
-fn callee_of(node: Node<'_>) -> Option<Node<'_>> {
-    node.child_by_field_name("function")
-        .or_else(|| node.child_by_field_name("constructor"))
-        .or_else(|| node.child_by_field_name("macro"))
-        .or_else(|| node.child_by_field_name("name"))
-}
-
 fn last_identifier(text: &str) -> &str {
     text.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).find(|part| !part.is_empty()).unwrap_or("")
 }
@@ -418,6 +410,11 @@ struct Walker<'s, 't> {
     /// What each node kind of the grammar is, by kind id: matching strings
     /// for every node of a large file costs more than the rest of the walk.
     kinds: Vec<(Syn, bool)>,
+    /// Field ids of the grammar by name (see [`FIELD_NAMES`]).
+    fields: Vec<(&'static str, Option<u16>)>,
+    /// Whether the tree has a syntax error anywhere: when it has none, no
+    /// node needs asking whether it is one.
+    has_errors: bool,
     /// `true` for each string frame, `false` for each interpolation frame.
     string_nesting: Vec<bool>,
     /// For each call frame: whether it is a logging call.
@@ -464,13 +461,67 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         flags: HashMap::new(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
+        fields: field_table(tree),
+        has_errors: tree.root_node().has_error(),
         call_nesting: Vec::new(),
     };
     walker.walk(tree);
     walker.facts
 }
 
+/// Every field name the walk asks nodes for. Tree-sitter finds a field by
+/// name with a linear scan of the grammar's field names (a `strncmp` each);
+/// the walk asks for fields of most nodes, so it looks the ids up once.
+const FIELD_NAMES: [&str; 23] = [
+    "argument",
+    "arguments",
+    "communication",
+    "condition",
+    "constructor",
+    "definition",
+    "field",
+    "function",
+    "guard",
+    "index",
+    "key",
+    "left",
+    "macro",
+    "name",
+    "operator",
+    "pattern",
+    "right",
+    "subject",
+    "subscript",
+    "value",
+    "body",
+    "alternative",
+    "consequence",
+];
+
+fn field_table(tree: &Tree) -> Vec<(&'static str, Option<u16>)> {
+    let language = tree.language();
+    FIELD_NAMES.iter().map(|name| (*name, language.field_id_for_name(name).map(u16::from))).collect()
+}
+
 impl<'s, 't> Walker<'s, 't> {
+    /// `node`'s child in the field `name`, by the field's id.
+    fn field<'n>(&self, node: Node<'n>, name: &'static str) -> Option<Node<'n>> {
+        match self.fields.iter().find(|(known, _)| *known == name) {
+            Some((_, Some(id))) => node.child_by_field_id(*id),
+            // The grammar has no field of that name.
+            Some((_, None)) => None,
+            None => node.child_by_field_name(name),
+        }
+    }
+
+    /// The callee node of a call of any family.
+    fn callee_of<'n>(&self, node: Node<'n>) -> Option<Node<'n>> {
+        self.field(node, "function")
+            .or_else(|| self.field(node, "constructor"))
+            .or_else(|| self.field(node, "macro"))
+            .or_else(|| self.field(node, "name"))
+    }
+
     fn text(&self, node: Node<'_>) -> &'s str {
         self.source.get(node.byte_range()).unwrap_or("")
     }
@@ -513,7 +564,7 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn enter(&mut self, node: Node<'t>) -> bool {
-        if (node.is_error() || node.is_missing()) && self.facts.parse_errors.len() < 8 {
+        if self.has_errors && (node.is_error() || node.is_missing()) && self.facts.parse_errors.len() < 8 {
             self.facts.parse_errors.push(node.byte_range());
         }
         let (syntax, identifier) = self
@@ -610,20 +661,20 @@ impl<'s, 't> Walker<'s, 't> {
             | (Family::Js, "while_statement")
             | (Family::Js, "do_statement")
             | (Family::Rust, "while_expression") => {
-                if let Some(c) = node.child_by_field_name("condition") {
+                if let Some(c) = self.field(node, "condition") {
                     condition.push(c);
                 }
             }
-            (Family::Js, "for_statement") => match node.child_by_field_name("condition") {
+            (Family::Js, "for_statement") => match self.field(node, "condition") {
                 Some(c) if c.kind() != ";" && c.kind() != "empty_statement" => condition.push(c),
                 _ => infinite = true,
             },
             (Family::Python, "for_statement") | (Family::Js, "for_in_statement") => {
-                if let Some(right) = node.child_by_field_name("right") {
+                if let Some(right) = self.field(node, "right") {
                     range_bound = Some(right);
                 }
             }
-            (Family::Rust, "for_expression") => range_bound = node.child_by_field_name("value"),
+            (Family::Rust, "for_expression") => range_bound = self.field(node, "value"),
             (Family::Rust, "loop_expression") => infinite = true,
             (Family::Go, "for_statement") => {
                 let mut found = false;
@@ -632,14 +683,14 @@ impl<'s, 't> Walker<'s, 't> {
                     match child.kind() {
                         "for_clause" => {
                             found = true;
-                            match child.child_by_field_name("condition") {
+                            match self.field(child, "condition") {
                                 Some(c) => condition.push(c),
                                 None => infinite = true,
                             }
                         }
                         "range_clause" => {
                             found = true;
-                            range_bound = child.child_by_field_name("right");
+                            range_bound = self.field(child, "right");
                         }
                         "block" | "comment" => {}
                         _ => {
@@ -665,7 +716,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let values: Vec<_> = node.children_by_field_name("value", &mut cursor).collect();
                 range_bound = values.first().copied();
             }
-            (Family::Bash, "c_style_for_statement") => match node.child_by_field_name("condition") {
+            (Family::Bash, "c_style_for_statement") => match self.field(node, "condition") {
                 Some(c) => condition.push(c),
                 None => infinite = true,
             },
@@ -783,7 +834,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
         let type_node = match self.family {
-            Family::Python => node.child_by_field_name("value").or_else(|| {
+            Family::Python => self.field(node, "value").or_else(|| {
                 (0..node.named_child_count())
                     .filter_map(|i| node.named_child(i as u32))
                     .find(|c| c.kind() != "block" && c.kind() != "comment")
@@ -802,11 +853,11 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn enter_function(&mut self, node: Node<'t>) -> usize {
-        let name = node.child_by_field_name("name").map(|n| self.text(n).to_string()).or_else(|| {
+        let name = self.field(node, "name").map(|n| self.text(n).to_string()).or_else(|| {
             // `const run = async () => {...}`: the declarator names it.
             let parent = self.frames.last()?;
             (parent.node.kind() == "variable_declarator")
-                .then(|| parent.node.child_by_field_name("name").map(|n| self.text(n).to_string()))
+                .then(|| self.field(parent.node, "name").map(|n| self.text(n).to_string()))
                 .flatten()
         });
         let id = self.facts.functions.len();
@@ -816,7 +867,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn enter_decorated(&mut self, node: Node<'t>) -> FrameRole {
         let mut decorator_loop = None;
-        let definition = node.child_by_field_name("definition");
+        let definition = self.field(node, "definition");
         for index in 0..node.named_child_count() {
             let Some(child) = node.named_child(index as u32) else { continue };
             if child.kind() != "decorator" {
@@ -827,8 +878,7 @@ impl<'s, 't> Walker<'s, 't> {
                 || self.text(child).contains("on_exception");
             if is_retry && decorator_loop.is_none() {
                 let id = self.facts.loops.len();
-                let name =
-                    definition.and_then(|d| d.child_by_field_name("name")).map(|n| self.text(n).to_string());
+                let name = definition.and_then(|d| self.field(d, "name")).map(|n| self.text(n).to_string());
                 self.facts.loops.push(LoopFact {
                     kind: LoopKind::RetryDecorator,
                     range: child.start_byte()..node.end_byte(),
@@ -871,7 +921,7 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn enter_call(&mut self, node: Node<'t>) -> FrameRole {
-        let callee_node = callee_of(node);
+        let callee_node = self.callee_of(node);
         let callee = callee_node.map(|c| self.text(c)).unwrap_or("");
         let callee = if callee.len() > 120 { &callee[..callee.floor_char_boundary(120)] } else { callee };
         let callee_last = last_identifier(callee).to_string();
@@ -922,7 +972,7 @@ impl<'s, 't> Walker<'s, 't> {
                     Family::Rust if node.kind() == "macro_invocation" => {
                         (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
                     }
-                    _ => node.child_by_field_name("arguments").into_iter().collect(),
+                    _ => self.field(node, "arguments").into_iter().collect(),
                 };
                 let collected = self.collect(&args);
                 (collected.clause.words, collected.clause.literals)
@@ -1079,17 +1129,13 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
         let (target, value) = match (self.family, node.kind()) {
-            (_, "variable_declarator") => {
-                (node.child_by_field_name("name"), node.child_by_field_name("value"))
-            }
-            (_, "named_expression") => (node.child_by_field_name("name"), node.child_by_field_name("value")),
-            (Family::Rust, "let_declaration") => {
-                (node.child_by_field_name("pattern"), node.child_by_field_name("value"))
-            }
-            (Family::Bash, _) => (node.child_by_field_name("name"), node.child_by_field_name("value")),
-            (_, "update_expression") => (node.child_by_field_name("argument"), None),
+            (_, "variable_declarator") => (self.field(node, "name"), self.field(node, "value")),
+            (_, "named_expression") => (self.field(node, "name"), self.field(node, "value")),
+            (Family::Rust, "let_declaration") => (self.field(node, "pattern"), self.field(node, "value")),
+            (Family::Bash, _) => (self.field(node, "name"), self.field(node, "value")),
+            (_, "update_expression") => (self.field(node, "argument"), None),
             (_, "inc_statement") | (_, "dec_statement") => (node.named_child(0), None),
-            _ => (node.child_by_field_name("left"), node.child_by_field_name("right")),
+            _ => (self.field(node, "left"), self.field(node, "right")),
         };
         let Some(target) = target else { return };
         let mut targets = vec![self.text(target).trim().to_string()];
@@ -1187,9 +1233,9 @@ impl<'s, 't> Walker<'s, 't> {
     fn enter_kwarg(&mut self, node: Node<'t>, is_pair: bool) {
         let (key, value) = match (self.family, node.kind()) {
             (Family::Go, "keyed_element") => (node.named_child(0), node.named_child(1)),
-            (Family::Rust, _) => (node.child_by_field_name("field"), node.child_by_field_name("value")),
-            (_, "keyword_argument") => (node.child_by_field_name("name"), node.child_by_field_name("value")),
-            _ => (node.child_by_field_name("key"), node.child_by_field_name("value")),
+            (Family::Rust, _) => (self.field(node, "field"), self.field(node, "value")),
+            (_, "keyword_argument") => (self.field(node, "name"), self.field(node, "value")),
+            _ => (self.field(node, "key"), self.field(node, "value")),
         };
         let (Some(key), Some(value)) = (key, value) else { return };
         let key_text = self.text(key).trim();
@@ -1267,10 +1313,9 @@ impl<'s, 't> Walker<'s, 't> {
             Syn::Case => {
                 // The subject sits on the switch two or three frames up.
                 for up in self.frames[..frame].iter().rev().take(4) {
-                    let subject = up
-                        .node
-                        .child_by_field_name("subject")
-                        .or_else(|| up.node.child_by_field_name("value"))
+                    let subject = self
+                        .field(up.node, "subject")
+                        .or_else(|| self.field(up.node, "value"))
                         .filter(|_| {
                             matches!(
                                 up.node.kind(),
@@ -1287,13 +1332,13 @@ impl<'s, 't> Walker<'s, 't> {
                         break;
                     }
                 }
-                let pattern = node
-                    .child_by_field_name("pattern")
-                    .or_else(|| node.child_by_field_name("value"))
-                    .or_else(|| node.child_by_field_name("communication"))
+                let pattern = self
+                    .field(node, "pattern")
+                    .or_else(|| self.field(node, "value"))
+                    .or_else(|| self.field(node, "communication"))
                     .or_else(|| node.named_child(0).filter(|c| c.kind() == "case_pattern"));
                 nodes.extend(pattern);
-                if let Some(guard) = node.child_by_field_name("guard") {
+                if let Some(guard) = self.field(node, "guard") {
                     nodes.push(guard);
                 }
             }
@@ -1449,12 +1494,12 @@ impl<'s, 't> Walker<'s, 't> {
             "parenthesized_expression" if named.len() == 1 => Some(named),
             "boolean_operator" => Some(named),
             "binary_expression" => {
-                let operator = node.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
                 matches!(operator, "&&" | "||" | "and" | "or").then_some(named)
             }
             "list" | "let_chain" | "condition_clause" => Some(named),
             "test_command" if named.len() == 1 && named[0].kind() == "binary_expression" => {
-                let operator = named[0].child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(named[0], "operator").map(|o| o.kind()).unwrap_or("");
                 matches!(operator, "&&" | "||").then(|| self.children_named(named[0]))
             }
             _ => None,
@@ -1470,7 +1515,7 @@ impl<'s, 't> Walker<'s, 't> {
         let is_comparison = match node.kind() {
             "comparison_operator" => named.len() == 2,
             "binary_expression" => {
-                let operator = node.child_by_field_name("operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
                 matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne")
             }
             _ => false,
@@ -1587,8 +1632,7 @@ impl<'s, 't> Walker<'s, 't> {
                     }
                 } else if matches!(kind, "subscript" | "subscript_expression" | "index_expression") {
                     // `state["score"]` names a field as surely as `state.score`.
-                    let index =
-                        node.child_by_field_name("subscript").or_else(|| node.child_by_field_name("index"));
+                    let index = self.field(node, "subscript").or_else(|| self.field(node, "index"));
                     if let Some(index) = index.filter(|i| matches!(syn(self.family, i.kind()), Syn::Str)) {
                         let key = strip_quotes(self.text(index));
                         if key.len() <= 64 && !key.contains(char::is_whitespace) {
@@ -1597,7 +1641,7 @@ impl<'s, 't> Walker<'s, 't> {
                         }
                     }
                 } else if matches!(syntax, Syn::Call) {
-                    if let Some(callee) = callee_of(node) {
+                    if let Some(callee) = self.callee_of(node) {
                         let text = self.text(callee);
                         if text.len() <= 120 {
                             clause.callees.extend(canonical_words(text));
