@@ -21,7 +21,10 @@
 //! Whoever holds the gate finds its round either answered (an earlier
 //! writer took it) or still queued, and then writes the next batch itself.
 //! The batch runs in a task of its own, holding the gate, so a client that
-//! hangs up mid-batch cancels nobody else's round.
+//! hangs up mid-batch cancels nobody else's round. A client that hangs up
+//! while its round is still queued leaves the round to the next writer: it
+//! is stored as if the client had hung up a moment later, and its answer
+//! goes nowhere.
 
 use std::sync::{Arc, Mutex};
 
