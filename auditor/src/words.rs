@@ -8,17 +8,19 @@
 pub(crate) fn split_identifier(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (index, &ch) in chars.iter().enumerate() {
+    // The character before `ch` in the text, whatever it is.
+    let mut previous: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
         if !ch.is_alphanumeric() {
             flush(&mut current, &mut words);
+            previous = Some(ch);
             continue;
         }
         if ch.is_uppercase() && !current.is_empty() {
-            let previous = chars[index - 1];
-            let next_is_lower = chars.get(index + 1).is_some_and(|c| c.is_lowercase());
-            // A hump starts a word (`maxIter`), and so does the last capital of
-            // an acronym that is followed by a lowercase letter (`HTTPServer`).
+            // `current` holds a character, so there was one before this.
+            let previous = previous.unwrap_or(' ');
+            let next_is_lower = chars.peek().is_some_and(|c| c.is_lowercase());
             if previous.is_lowercase()
                 || previous.is_ascii_digit()
                 || (previous.is_uppercase() && next_is_lower)
@@ -27,6 +29,7 @@ pub(crate) fn split_identifier(text: &str) -> Vec<String> {
             }
         }
         current.extend(ch.to_lowercase());
+        previous = Some(ch);
     }
     flush(&mut current, &mut words);
     words
@@ -92,7 +95,18 @@ pub(crate) fn canonical(word: &str) -> &str {
 
 /// The canonical words of one identifier.
 pub(crate) fn canonical_words(text: &str) -> Vec<String> {
-    split_identifier(text).iter().map(|w| canonical(w).to_string()).collect()
+    // Most words are their own canonical form: keep their allocation.
+    split_identifier(text)
+        .into_iter()
+        .map(|word| {
+            let canonical_form = canonical(&word);
+            if canonical_form == word {
+                word
+            } else {
+                canonical_form.to_string()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
