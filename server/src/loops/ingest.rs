@@ -414,30 +414,50 @@ pub(super) async fn store_round(
         (RUNNING, false)
     };
 
-    let values = RoundValues {
-        run_id: run.id,
-        loop_id,
-        round: i64::from(report.round),
-        body_hash,
-        seen_at: serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string()),
-        finding_keys: serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string()),
-        class: classification.class.as_str(),
-        outcome: classification.outcome.as_str(),
-        advice: classification.advice.as_str(),
-        blocking: blocking as i64,
-        findings: keys.len() as i64,
-        operator_stop: i64::from(operator.stop),
-        now,
-    };
-    let run_update = RunUpdate { state: new_state, ended, run_id: run.id };
-    // The loop row changes only when the current run moves or operator
-    // commands were delivered; skipping the write otherwise keeps the
-    // hot path one statement shorter.
-    let loop_update = (current_run_id != Some(run.id) || operator.stop || operator.steer.is_some())
-        .then_some(LoopUpdate { run_id: run.id, loop_id });
-    let round_id =
-        write_round(tx, report, &classification, &operator, &values, &run_update, loop_update.as_ref())
-            .await?;
+    let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
+    let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
+    let round_id: i64 = sqlx::query_scalar(
+        "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
+         spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
+         consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
+         created_at, finding_keys) \
+         VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
+         $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
+    )
+    .bind(run.id)
+    .bind(loop_id)
+    .bind(i64::from(report.round))
+    .bind(&report.state)
+    .bind(&body_hash)
+    .bind(report.spent.tokens)
+    // Amounts travel as text and are cast by the database: sqlx 0.8.6's
+    // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
+    // a round with spend after a round without it failed ("incorrect
+    // binary data format"). Rust prints an f64 so that it parses back
+    // to the same value.
+    .bind(report.spent.usd.map(|usd| usd.to_string()))
+    .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
+    .bind(report.exit.map(|exit| exit.as_string()))
+    .bind(report.error.as_ref().map(|error| error.code.clone()))
+    .bind(report.error.as_ref().map(|error| error.body.clone()))
+    .bind(classification.class.as_str())
+    .bind(classification.outcome.as_str())
+    .bind(classification.advice.as_str())
+    .bind(&classification.reason)
+    .bind(&seen_at)
+    .bind(classification.period.map(i64::from))
+    .bind(i64::from(classification.consecutive))
+    .bind(classification.bound.map(|bound| i64::from(bound.max_rounds)))
+    .bind(blocking as i64)
+    .bind(keys.len() as i64)
+    .bind(i64::from(operator.stop))
+    .bind(operator.steer.clone())
+    .bind(now)
+    .bind(&finding_keys)
+    .fetch_one(&mut **tx)
+    .await?;
+
+    insert_findings(tx, round_id, report).await?;
 
     // An alert when the loop enters a bad state (not on every round it
     // stays there), queued with the round it belongs to.
@@ -449,12 +469,12 @@ pub(super) async fn store_round(
     .filter(|_| hooks > 0);
     if let Some(kind) = alert {
         let previous: Option<(String, String, String)> = sqlx::query_as(
-                "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
-            )
-            .bind(run.id)
-            .bind(i64::from(report.round))
-            .fetch_optional(&mut **tx)
-            .await?;
+            "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+        )
+        .bind(run.id)
+        .bind(i64::from(report.round))
+        .fetch_optional(&mut **tx)
+        .await?;
         let was = previous.and_then(|(class, outcome, advice)| {
             crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
         });
@@ -477,6 +497,33 @@ pub(super) async fn store_round(
             });
             crate::alerts::enqueue(tx, team_id, loop_name, kind, &payload, now).await?;
         }
+    }
+
+    sqlx::query(
+        "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, last_seen_at = $4, \
+         ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
+         blocked_reason = NULL, blocked_subject = NULL WHERE id = $6",
+    )
+    .bind(new_state)
+    .bind(report.exit.map(|exit| exit.as_string()))
+    .bind(i64::from(report.round))
+    .bind(now)
+    .bind(i64::from(ended))
+    .bind(run.id)
+    .execute(&mut **tx)
+    .await?;
+
+    // The loop row changes only when the current run moves or operator
+    // commands were delivered; skipping the write otherwise keeps the
+    // hot path one statement shorter.
+    if current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
+        sqlx::query(
+            "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2",
+        )
+        .bind(run.id)
+        .bind(loop_id)
+        .execute(&mut **tx)
+        .await?;
     }
 
     let event = RoundEvent {
@@ -532,23 +579,12 @@ async fn load_history(
     tx: &mut Transaction<'static, Any>,
     run_id: i64,
 ) -> Result<Vec<RoundInput>, sqlx::Error> {
-    let rows: Vec<HistoryRow> = sqlx::query_as(
+    let rows: Vec<(i64, String, Option<String>)> = sqlx::query_as(
         "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
     )
     .bind(run_id)
     .fetch_all(&mut **tx)
     .await?;
-    history_from_rows(tx, run_id, rows).await
-}
-
-/// A stored round as the history needs it: number, state, finding keys.
-type HistoryRow = (i64, String, Option<String>);
-
-async fn history_from_rows(
-    tx: &mut Transaction<'static, Any>,
-    run_id: i64,
-    rows: Vec<HistoryRow>,
-) -> Result<Vec<RoundInput>, sqlx::Error> {
     let mut history = Vec::with_capacity(rows.len());
     let mut legacy = false;
     for (number, state, keys) in rows {
@@ -672,199 +708,55 @@ async fn start_run(
     Ok(RunRow { id, key, state: RUNNING.to_string(), last_round: 0 })
 }
 
-/// What a new `rounds` row holds beyond the report and its classification.
-struct RoundValues {
-    run_id: i64,
-    loop_id: i64,
-    round: i64,
-    body_hash: String,
-    seen_at: String,
-    finding_keys: String,
-    class: &'static str,
-    outcome: &'static str,
-    advice: &'static str,
-    blocking: i64,
-    findings: i64,
-    operator_stop: i64,
-    now: i64,
-}
-
-/// The run's state after the round.
-struct RunUpdate {
-    state: &'static str,
-    ended: bool,
-    run_id: i64,
-}
-
-/// The loop's current run moved, or operator commands were delivered.
-struct LoopUpdate {
-    run_id: i64,
-    loop_id: i64,
-}
-
-type AnyQuery<'q> = sqlx::query::Query<'q, Any, sqlx::any::AnyArguments<'q>>;
-
-const INSERT_ROUND: &str = "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, \
-     spent_usd, spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
-     consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, created_at, \
-     finding_keys) \
-     VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, $10, $11, \
-     $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id";
-
-const UPDATE_RUN: &str = "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, \
-     last_seen_at = $4, ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
-     blocked_reason = NULL, blocked_subject = NULL WHERE id = $6";
-
-const UPDATE_LOOP: &str =
-    "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2";
-
-fn insert_findings_sql(rows: usize) -> String {
-    let mut sql = String::from(
-        "INSERT INTO findings (round_id, position, target_path, start_line, end_line, target_id, severity, \
-         criterion, message) VALUES ",
-    );
-    for row in 0..rows {
-        if row > 0 {
-            sql.push_str(", ");
-        }
-        let base = 1 + row * 8;
-        sql.push_str("($1");
-        for column in 1..=8 {
-            sql.push_str(", $");
-            sql.push_str(&(base + column).to_string());
-        }
-        sql.push(')');
-    }
-    sql
-}
-
-fn bind_round<'q>(
-    query: AnyQuery<'q>,
-    report: &'q RoundReport,
-    classification: &'q crate::convergence::Classification,
-    operator: &'q OperatorNote,
-    values: &'q RoundValues,
-) -> AnyQuery<'q> {
-    query
-        .bind(values.run_id)
-        .bind(values.loop_id)
-        .bind(values.round)
-        .bind(&report.state)
-        .bind(&values.body_hash)
-        .bind(report.spent.tokens)
-        // Amounts travel as text and are cast by the database: sqlx 0.8.6's
-        // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
-        // a round with spend after a round without it failed ("incorrect
-        // binary data format"). Rust prints an f64 so that it parses back
-        // to the same value.
-        .bind(report.spent.usd.map(|usd| usd.to_string()))
-        .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
-        .bind(report.exit.map(|exit| exit.as_string()))
-        .bind(report.error.as_ref().map(|error| error.code.as_str()))
-        .bind(report.error.as_ref().map(|error| error.body.as_str()))
-        .bind(values.class)
-        .bind(values.outcome)
-        .bind(values.advice)
-        .bind(&classification.reason)
-        .bind(&values.seen_at)
-        .bind(classification.period.map(i64::from))
-        .bind(i64::from(classification.consecutive))
-        .bind(classification.bound.map(|bound| i64::from(bound.max_rounds)))
-        .bind(values.blocking)
-        .bind(values.findings)
-        .bind(values.operator_stop)
-        .bind(operator.steer.as_deref())
-        .bind(values.now)
-        .bind(&values.finding_keys)
-}
-
-fn bind_findings<'q>(
-    mut query: AnyQuery<'q>,
-    round_id: i64,
-    findings: &'q [super::wire::Finding],
-    first_position: usize,
-) -> AnyQuery<'q> {
-    query = query.bind(round_id);
-    for (offset, finding) in findings.iter().enumerate() {
-        let (path, start_line, end_line, id) = match &finding.key.target {
-            Target::Code { path, start_line, end_line } => (
-                Some(path.as_str()),
-                Some(i64::from(*start_line)),
-                Some(i64::from(end_line.unwrap_or(*start_line))),
-                None,
-            ),
-            Target::Other { id } => (None, None, None, Some(id.as_str())),
-        };
-        query = query
-            .bind((first_position + offset) as i64)
-            .bind(path)
-            .bind(start_line)
-            .bind(end_line)
-            .bind(id)
-            .bind(severity_column(finding.key.severity))
-            .bind(finding.key.criterion.as_str())
-            .bind(finding.message.as_str());
-    }
-    query
-}
-
-fn bind_run_update<'q>(
-    query: AnyQuery<'q>,
-    report: &RoundReport,
-    update: &RunUpdate,
-    now: i64,
-) -> AnyQuery<'q> {
-    query
-        .bind(update.state)
-        .bind(report.exit.map(|exit| exit.as_string()))
-        .bind(i64::from(report.round))
-        .bind(now)
-        .bind(i64::from(update.ended))
-        .bind(update.run_id)
-}
-
-fn bind_loop_update<'q>(query: AnyQuery<'q>, update: &LoopUpdate) -> AnyQuery<'q> {
-    query.bind(update.run_id).bind(update.loop_id)
-}
-
-/// Writes the round, its findings, its run's state and, when needed, the
-/// loop's row; returns the round's id.
-#[allow(clippy::too_many_arguments)]
-async fn write_round(
+async fn insert_findings(
     tx: &mut Transaction<'static, Any>,
+    round_id: i64,
     report: &RoundReport,
-    classification: &crate::convergence::Classification,
-    operator: &OperatorNote,
-    values: &RoundValues,
-    run_update: &RunUpdate,
-    loop_update: Option<&LoopUpdate>,
-) -> Result<i64, sqlx::Error> {
-    let row = bind_round(sqlx::query(INSERT_ROUND), report, classification, operator, values)
-        .fetch_one(&mut **tx)
-        .await?;
-    let round_id: i64 = sqlx::Row::try_get(&row, 0)?;
-    for (index, chunk) in report.findings.chunks(FINDINGS_PER_STATEMENT).enumerate() {
-        let sql = insert_findings_sql(chunk.len());
-        bind_findings(sqlx::query(&sql), round_id, chunk, index * FINDINGS_PER_STATEMENT)
-            .execute(&mut **tx)
-            .await?;
+) -> Result<(), sqlx::Error> {
+    for (chunk_index, chunk) in report.findings.chunks(FINDINGS_PER_STATEMENT).enumerate() {
+        let mut sql = String::from(
+            "INSERT INTO findings (round_id, position, target_path, start_line, end_line, target_id, severity, \
+             criterion, message) VALUES ",
+        );
+        for row in 0..chunk.len() {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            let base = row * 9;
+            sql.push('(');
+            for column in 1..=9 {
+                if column > 1 {
+                    sql.push_str(", ");
+                }
+                sql.push('$');
+                sql.push_str(&(base + column).to_string());
+            }
+            sql.push(')');
+        }
+        let mut query = sqlx::query(&sql);
+        for (offset, finding) in chunk.iter().enumerate() {
+            let position = (chunk_index * FINDINGS_PER_STATEMENT + offset) as i64;
+            let (path, start_line, end_line, id) = match &finding.key.target {
+                Target::Code { path, start_line, end_line } => (
+                    Some(path.clone()),
+                    Some(i64::from(*start_line)),
+                    Some(i64::from(end_line.unwrap_or(*start_line))),
+                    None,
+                ),
+                Target::Other { id } => (None, None, None, Some(id.clone())),
+            };
+            query = query
+                .bind(round_id)
+                .bind(position)
+                .bind(path)
+                .bind(start_line)
+                .bind(end_line)
+                .bind(id)
+                .bind(severity_column(finding.key.severity))
+                .bind(finding.key.criterion.clone())
+                .bind(finding.message.clone());
+        }
+        query.execute(&mut **tx).await?;
     }
-    bind_run_update(sqlx::query(UPDATE_RUN), report, run_update, values.now).execute(&mut **tx).await?;
-    if let Some(update) = loop_update {
-        bind_loop_update(sqlx::query(UPDATE_LOOP), update).execute(&mut **tx).await?;
-    }
-    Ok(round_id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_findings_statement_numbers_its_rows_after_the_round_id() {
-        let sql = insert_findings_sql(2);
-        assert!(sql.ends_with(
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9), ($1, $10, $11, $12, $13, $14, $15, $16, $17)"
-        ));
-    }
+    Ok(())
 }
