@@ -516,3 +516,51 @@ both_backends! {
         other.close().await;
     }
 }
+
+both_backends! {
+    async fn concurrent_good_and_conflicting_rounds_each_get_their_own_answer(db: TestDb) {
+        // Eight loops, each sent round 1 of run "r1" twice at once with two
+        // different bodies, among 32 concurrent requests that also carry a
+        // malformed body and a body over the size limit: on SQLite they
+        // share transactions, and no refusal may cost another request its
+        // round or store half of one.
+        let h = harness(db).await;
+        let mut tasks = Vec::new();
+        for index in 0..32 {
+            let app = h.app.clone();
+            let token = h.token.clone();
+            let loop_name = format!("loop-{}", index % 8);
+            let body = match index / 8 {
+                0 => json!({"round": 1, "run": "r1", "state": "a", "findings": []}).to_string(),
+                1 => json!({"round": 1, "run": "r1", "state": "b", "findings": []}).to_string(),
+                2 => "{\"round\": 1, \"run\": ".to_string(),
+                _ => json!({"round": 1, "run": "r1", "state": "x".repeat(2 << 20), "findings": []}).to_string(),
+            };
+            tasks.push(tokio::spawn(async move {
+                let (status, answer) =
+                    call(&app, "POST", &format!("/api/v1/loops/{loop_name}/rounds"), Some(&token), Some(body)).await;
+                (index, status, answer)
+            }));
+        }
+        let mut per_loop = std::collections::HashMap::<usize, Vec<StatusCode>>::new();
+        for task in tasks {
+            let (index, status, answer) = task.await.unwrap();
+            match index / 8 {
+                0 | 1 => per_loop.entry(index % 8).or_default().push(status),
+                2 => assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}"),
+                _ => assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{answer}"),
+            }
+            if status == StatusCode::CONFLICT {
+                assert_eq!(answer["field"], "round", "{answer}");
+            }
+        }
+        for (loop_index, mut statuses) in per_loop {
+            statuses.sort();
+            assert_eq!(statuses, [StatusCode::OK, StatusCode::CONFLICT], "loop-{loop_index}");
+            let (_, history) = h.history(&format!("loop-{loop_index}"), "").await;
+            assert_eq!(rounds_stored(&history), 1, "loop-{loop_index}");
+        }
+        let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM rounds").fetch_one(h.store.pool()).await.unwrap();
+        assert_eq!(stored, 8);
+    }
+}
