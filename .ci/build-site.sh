@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the site: the hydrate bundle (wasm + JS glue), the stylesheet and
+# Builds the site: the hydrate bundle (wasm + JS glue, split at the app's
+# lazy routes into one main module and a module per page), the stylesheet and
 # the static files into target/site, and the `fixedpoint` binary.
 #   .ci/build-site.sh release   what `make run` serves (optimised binary)
 #   .ci/build-site.sh debug     what the tests drive (debug binary, same bundle)
@@ -14,14 +15,26 @@ ensure_node_modules
 command -v wasm-opt >/dev/null || die "wasm-opt not found: end2end/node_modules should provide it"
 
 log "building the browser bundle (app, feature hydrate)"
-cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
+# Relocations let wasm-split-cli move each lazy route's code (and what only
+# it uses) into a module of its own.
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-args=--emit-relocs" \
+  cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
   --profile wasm-release --quiet
 pkg="$SITE_ROOT/pkg"
 mkdir -p "$pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name fixedpoint \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals "$pkg/fixedpoint_bg.wasm" -o "$pkg/fixedpoint_bg.wasm"
+split="$TARGET_DIR/wasm-split"
+rm -rf "$split" && mkdir -p "$split"
+rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split.js*
+log "splitting the bundle at the lazy routes"
+wasm-split-cli "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$split" --out-name fixedpoint
+wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$pkg" --out-name fixedpoint \
+  "$split/fixedpoint.wasm"
+for module in "$pkg/fixedpoint_bg.wasm" "$split"/split_*.wasm "$split"/chunk_*.wasm; do
+  [ -f "$module" ] || continue
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals "$module" -o "$pkg/$(basename "$module")"
+done
+cp "$split/__wasm_split.js" "$pkg/"
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
 cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet
 wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor \
@@ -60,7 +73,10 @@ else
 fi
 raw=$(stat -c %s "$pkg/fixedpoint_bg.wasm")
 gz=$(gzip -9 -c "$pkg/fixedpoint_bg.wasm" | wc -c)
-log "site bundle: fixedpoint_bg.wasm $raw bytes raw, $gz bytes gzip -9"
+log "site bundle: fixedpoint_bg.wasm $raw bytes raw, $gz bytes gzip -9 (what the home page loads)"
+count=$(ls "$pkg"/split_*.wasm "$pkg"/chunk_*.wasm | wc -l)
+raw=$(cat "$pkg"/split_*.wasm "$pkg"/chunk_*.wasm | wc -c)
+log "lazy route modules: $count files, $raw bytes raw in all (each page loads its own)"
 raw=$(stat -c %s "$pkg/auditor_bg.wasm")
 gz=$(gzip -9 -c "$pkg/auditor_bg.wasm" | wc -c)
 br=$(stat -c %s "$pkg/auditor_bg.wasm.br")

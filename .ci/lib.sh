@@ -6,6 +6,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WASM_BINDGEN_VERSION="0.2.130"
+WASM_SPLIT_VERSION="0.2.4"
 TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 SITE_ROOT="${LEPTOS_SITE_ROOT:-$ROOT/target/site}"
 
@@ -40,6 +41,11 @@ ensure_build_prereqs() {
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$WASM_BINDGEN_VERSION" ]; then
     log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes, once)"
     cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --quiet
+  fi
+  # wasm-split-cli cuts the browser bundle at the app's lazy routes.
+  if ! cargo install --list 2>/dev/null | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:"; then
+    log "installing wasm_split_cli_support $WASM_SPLIT_VERSION (wasm-split-cli, a few minutes, once)"
+    cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked --quiet
   fi
   ensure_node_modules
 }

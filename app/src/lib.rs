@@ -14,22 +14,15 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, Meta, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
-    ParamSegment, StaticSegment,
+    Lazy, ParamSegment, StaticSegment,
 };
 
 use crate::components::site_header::SiteHeader;
-use crate::pages::{
-    account::AccountPage,
-    admin::AdminPage,
-    audit::AuditPage,
-    home::HomePage,
-    issues::{ArchivePage, IssuePage},
-    loops::{LoopPage, LoopsPage},
-    not_found::NotFound,
-    pricing::PricingPage,
-    signin::{SigninPage, VerifyPage},
-    team::TeamPage,
+use crate::pages::lazy::{
+    AccountRoute, AdminRoute, ArchiveRoute, AuditRoute, IssueRoute, LoopRoute, LoopsRoute, PricingRoute,
+    SigninRoute, TeamRoute, VerifyRoute,
 };
+use crate::pages::{home::HomePage, not_found::NotFound};
 
 /// The name of the WebAssembly bundle and stylesheet under `/pkg`.
 pub const OUTPUT_NAME: &str = "fixedpoint";
@@ -72,18 +65,18 @@ pub fn App() -> impl IntoView {
             <main id="main">
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view=HomePage/>
-                    <Route path=StaticSegment("audit") view=AuditPage/>
-                    <Route path=StaticSegment("signin") view=SigninPage/>
-                    <Route path=(StaticSegment("signin"), StaticSegment("verify")) view=VerifyPage/>
-                    <Route path=StaticSegment("account") view=AccountPage/>
-                    <Route path=StaticSegment("loops") view=LoopsPage/>
-                    <Route path=(StaticSegment("loops"), ParamSegment("loop")) view=LoopPage/>
-                    <Route path=StaticSegment("admin") view=AdminPage/>
-                    <Route path=(StaticSegment("admin"), StaticSegment("outbox")) view=AdminPage/>
-                    <Route path=(StaticSegment("teams"), ParamSegment("slug")) view=TeamPage/>
-                    <Route path=StaticSegment("issues") view=ArchivePage/>
-                    <Route path=StaticSegment("pricing") view=PricingPage/>
-                    <Route path=(StaticSegment("issues"), ParamSegment("slug")) view=IssuePage/>
+                    <Route path=StaticSegment("audit") view={Lazy::<AuditRoute>::new()}/>
+                    <Route path=StaticSegment("signin") view={Lazy::<SigninRoute>::new()}/>
+                    <Route path=(StaticSegment("signin"), StaticSegment("verify")) view={Lazy::<VerifyRoute>::new()}/>
+                    <Route path=StaticSegment("account") view={Lazy::<AccountRoute>::new()}/>
+                    <Route path=StaticSegment("loops") view={Lazy::<LoopsRoute>::new()}/>
+                    <Route path=(StaticSegment("loops"), ParamSegment("loop")) view={Lazy::<LoopRoute>::new()}/>
+                    <Route path=StaticSegment("admin") view={Lazy::<AdminRoute>::new()}/>
+                    <Route path=(StaticSegment("admin"), StaticSegment("outbox")) view={Lazy::<AdminRoute>::new()}/>
+                    <Route path=(StaticSegment("teams"), ParamSegment("slug")) view={Lazy::<TeamRoute>::new()}/>
+                    <Route path=StaticSegment("issues") view={Lazy::<ArchiveRoute>::new()}/>
+                    <Route path=StaticSegment("pricing") view={Lazy::<PricingRoute>::new()}/>
+                    <Route path=(StaticSegment("issues"), ParamSegment("slug")) view={Lazy::<IssueRoute>::new()}/>
                 </Routes>
             </main>
             <footer class="site-footer">
@@ -98,8 +91,12 @@ pub fn App() -> impl IntoView {
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
-    // A flag for the browser tests (and the curious): event handlers are
-    // attached once this is set.
-    let _ = js_sys::Reflect::set(&js_sys::global(), &"__fixedpointHydrated".into(), &true.into());
+    // Every page but the home page is a lazy route whose code is a separate
+    // module, fetched before that page hydrates; so hydration is async.
+    wasm_bindgen_futures::spawn_local(async {
+        leptos::mount::hydrate_from_async(leptos::tachys::dom::body(), App).await.forget();
+        // A flag for the browser tests (and the curious): event handlers
+        // are attached once this is set.
+        let _ = js_sys::Reflect::set(&js_sys::global(), &"__fixedpointHydrated".into(), &true.into());
+    });
 }

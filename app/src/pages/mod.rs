@@ -5,6 +5,7 @@ pub mod admin;
 pub mod audit;
 pub mod home;
 pub mod issues;
+pub mod lazy;
 pub mod loops;
 pub mod not_found;
 pub mod pricing;
