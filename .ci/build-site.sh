@@ -29,10 +29,16 @@ log "splitting the bundle at the lazy routes"
 wasm-split-cli "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$split" --out-name fixedpoint
 wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$pkg" --out-name fixedpoint \
   "$split/fixedpoint.wasm"
+# wasm-opt warns once per split module about the linker's name subsection 3
+# (it drops names anyway); other output, and failures, still show.
 for module in "$pkg/fixedpoint_bg.wasm" "$split"/split_*.wasm "$split"/chunk_*.wasm; do
   [ -f "$module" ] || continue
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals "$module" -o "$pkg/$(basename "$module")"
+  if ! output=$(wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals "$module" -o "$pkg/$(basename "$module")" 2>&1); then
+    printf '%s\n' "$output" >&2
+    die "wasm-opt failed on $module"
+  fi
+  printf '%s\n' "$output" | grep -v -e '^warning: unknown name subsection with id 3 at' -e '^$' >&2 || true
 done
 cp "$split/__wasm_split.js" "$pkg/"
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
