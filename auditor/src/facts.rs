@@ -472,7 +472,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
 /// Every field name the walk asks nodes for. Tree-sitter finds a field by
 /// name with a linear scan of the grammar's field names (a `strncmp` each);
 /// the walk asks for fields of most nodes, so it looks the ids up once.
-const FIELD_NAMES: [&str; 23] = [
+const FIELD_NAMES: [&str; 20] = [
     "argument",
     "arguments",
     "communication",
@@ -493,9 +493,6 @@ const FIELD_NAMES: [&str; 23] = [
     "subject",
     "subscript",
     "value",
-    "body",
-    "alternative",
-    "consequence",
 ];
 
 fn field_table(tree: &Tree) -> Vec<(&'static str, Option<u16>)> {

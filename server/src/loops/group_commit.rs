@@ -132,18 +132,7 @@ async fn write_together(store: &Store, batch: &[Queued]) -> Result<Vec<Ingested>
     for queued in batch {
         let PendingRound { team_id, loop_name, report, now } = &queued.round;
         // An error drops `tx`, which rolls the whole batch back.
-        results.push(
-            store_round(
-                store.backend(),
-                &store.ingest_state().recent,
-                &mut tx,
-                *team_id,
-                loop_name,
-                report,
-                *now,
-            )
-            .await?,
-        );
+        results.push(store_round(store, &mut tx, *team_id, loop_name, report, *now).await?);
     }
     tx.commit().await?;
     for result in &mut results {

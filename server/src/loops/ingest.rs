@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, Transaction};
 
-use super::recent::{KeptHistory, RecentHistories};
+use super::recent::KeptHistory;
 use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::RoundReport;
 use super::LoopsError;
@@ -238,8 +238,7 @@ impl Store {
     ) -> Result<Ingested, LoopsError> {
         let mut tx = begin_write(self).await?;
         let recent = &self.ingest_state().recent;
-        let mut ingested =
-            store_round(self.backend(), recent, &mut tx, team_id, loop_name, report, now).await?;
+        let mut ingested = store_round(self, &mut tx, team_id, loop_name, report, now).await?;
         if ingested.event.is_some() {
             tx.commit().await?;
             if let Some(kept) = ingested.kept.take() {
@@ -258,14 +257,15 @@ impl Store {
 /// no event). On an error the caller must roll `tx` back: the statements
 /// before it may have run.
 pub(super) async fn store_round(
-    backend: Backend,
-    recent: &RecentHistories,
+    store: &Store,
     tx: &mut Transaction<'static, Any>,
     team_id: i64,
     loop_name: &str,
     report: &RoundReport,
     now: i64,
 ) -> Result<Ingested, LoopsError> {
+    let backend = store.backend();
+    let recent = &store.ingest_state().recent;
     let body_hash = report.body_hash();
 
     // Creating the loop on its first round and locking its row are one
