@@ -7,6 +7,11 @@ use std::path::Path;
 use auditor::{audit, Language};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+// The allocator of the `fixedpoint` binary, which runs `fixedpoint audit`
+// and the audit API.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A realistic agent-loop snippet per language, repeated to about 2,000 lines.
 fn generated(language: Language) -> String {
     let chunk = match language {

@@ -1,10 +1,10 @@
 //! From source text to a `FileReport`: parse, collect facts, judge every exit
 //! link with the rules, and add the warnings a reviewer would want.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::facts::{self, Facts, LoopFact, LoopKind, Role};
+use crate::facts::{self, Facts, HashSet, LoopFact, LoopKind, Role};
 use crate::report::{Evidence, ExitReport, FileReport, LoopReport, Warning};
 use crate::rules::{self, ClauseView};
 use crate::words::canonical_words;
@@ -237,7 +237,7 @@ fn add_function_loops(facts: &mut Facts) {
                 infinite: false,
                 exit_sites: 0,
                 framework: None,
-                assigned: HashSet::new(),
+                assigned: HashSet::default(),
                 function_name: function.name.clone(),
             });
         }
@@ -331,7 +331,7 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
             infinite: false,
             exit_sites: 0,
             framework: Some(framework.name),
-            assigned: HashSet::new(),
+            assigned: HashSet::default(),
             function_name: None,
         });
         let loop_id = facts.loops.len() - 1;
@@ -370,7 +370,7 @@ fn judge_links(
     found: &mut BTreeMap<ExitId, Vec<Range<usize>>>,
     warnings: &mut Vec<Warning>,
 ) {
-    let mut stale_warned = HashSet::new();
+    let mut stale_warned = HashSet::default();
     for link in &facts.links {
         let Some(clause) = facts.clauses.get(link.clause) else { continue };
         let view = ClauseView::new(facts, clause, link.role);
@@ -481,7 +481,7 @@ fn counter_kind(name: &str) -> Option<&'static str> {
 
 fn warn_about_bounds(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
     // Every name that takes part in deciding whether a loop goes on.
-    let mut enforced: HashSet<&str> = HashSet::new();
+    let mut enforced: HashSet<&str> = HashSet::default();
     for link in &facts.links {
         if let Some(clause) = facts.clauses.get(link.clause) {
             for ident in &clause.idents {
@@ -495,7 +495,7 @@ fn warn_about_bounds(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warnin
     for kwarg in &facts.kwargs {
         enforced.extend(kwarg.value_idents.iter().map(String::as_str));
     }
-    let mut warned = HashSet::new();
+    let mut warned = HashSet::default();
     for assign in &facts.assigns {
         let name = assign.target.as_str();
         let short = name.rsplit('.').next().unwrap_or(name);

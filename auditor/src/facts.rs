@@ -15,7 +15,11 @@
 //! Interpolations inside strings (f-strings, template literals, `$(...)`) are
 //! code and are walked.
 
-use std::collections::{HashMap, HashSet};
+/// The walk's hash tables: foldhash, seeded per process, rather than the
+/// standard library's SipHash. Their keys are node ids and identifiers of
+/// the audited file; hashing them was a tenth of a 2,000-line audit.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
@@ -444,9 +448,9 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         assigns: Vec::new(),
         functions: Vec::new(),
         function_exits: Vec::new(),
-        aliases: HashMap::new(),
-        passed: HashSet::new(),
-        called_in_loops: HashSet::new(),
+        aliases: HashMap::default(),
+        passed: HashSet::default(),
+        called_in_loops: HashSet::default(),
         parse_errors: Vec::new(),
     };
     let mut walker = Walker {
@@ -457,8 +461,8 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         loop_frames: Vec::new(),
         function_frames: Vec::new(),
         guard_frames: Vec::new(),
-        clause_memo: HashMap::new(),
-        flags: HashMap::new(),
+        clause_memo: HashMap::default(),
+        flags: HashMap::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
         fields: field_table(tree),
@@ -523,6 +527,19 @@ impl<'s, 't> Walker<'s, 't> {
         self.source.get(node.byte_range()).unwrap_or("")
     }
 
+    /// What `node`'s kind is and whether it names something, from the
+    /// grammar's table (by kind id, no string comparison).
+    fn kind_of(&self, node: Node<'_>) -> (Syn, bool) {
+        self.kinds
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or_else(|| (syn(self.family, node.kind()), is_identifier_kind(node.kind())))
+    }
+
+    fn syn_of(&self, node: Node<'_>) -> Syn {
+        self.kind_of(node).0
+    }
+
     fn walk(&mut self, tree: &'t Tree) {
         let mut cursor = tree.walk();
         loop {
@@ -564,11 +581,7 @@ impl<'s, 't> Walker<'s, 't> {
         if self.has_errors && (node.is_error() || node.is_missing()) && self.facts.parse_errors.len() < 8 {
             self.facts.parse_errors.push(node.byte_range());
         }
-        let (syntax, identifier) = self
-            .kinds
-            .get(usize::from(node.kind_id()))
-            .copied()
-            .unwrap_or_else(|| (syn(self.family, node.kind()), is_identifier_kind(node.kind())));
+        let (syntax, identifier) = self.kind_of(node);
         if self.string_nesting.last() == Some(&true) && syntax != Syn::Interp {
             // Inside a string only interpolations are code: keep descending
             // while something below may hold one, read nothing else.
@@ -730,7 +743,7 @@ impl<'s, 't> Walker<'s, 't> {
             infinite,
             exit_sites: 0,
             framework: None,
-            assigned: HashSet::new(),
+            assigned: HashSet::default(),
             function_name: None,
         });
         let header = node.start_byte()..self.header_end(node);
@@ -882,7 +895,7 @@ impl<'s, 't> Walker<'s, 't> {
                     infinite: false,
                     exit_sites: 0,
                     framework: None,
-                    assigned: HashSet::new(),
+                    assigned: HashSet::default(),
                     function_name: name,
                 });
                 decorator_loop = Some(id);
@@ -1090,14 +1103,13 @@ impl<'s, 't> Walker<'s, 't> {
             if visited > SUBWALK_LIMIT {
                 break;
             }
-            if is_identifier_kind(n.kind()) && n.child_count() == 0 {
+            if self.kind_of(n).1 && n.child_count() == 0 {
                 out.push(self.text(n).to_string());
             }
-            for i in 0..n.named_child_count() {
-                if let Some(child) = n.named_child(i as u32) {
-                    if !matches!(syn(self.family, child.kind()), Syn::Str | Syn::Comment | Syn::SkipAll) {
-                        stack.push(child);
-                    }
+            let mut cursor = n.walk();
+            for child in n.named_children(&mut cursor) {
+                if !matches!(self.syn_of(child), Syn::Str | Syn::Comment | Syn::SkipAll) {
+                    stack.push(child);
                 }
             }
         }
@@ -1206,23 +1218,21 @@ impl<'s, 't> Walker<'s, 't> {
                 break;
             }
             let kind = n.kind();
+            let (syntax, identifier) = self.kind_of(n);
             if matches!(
                 kind,
                 "argument_list" | "arguments" | "lambda" | "arrow_function" | "closure_expression"
-            ) || matches!(syn(self.family, kind), Syn::Str | Syn::Comment | Syn::SkipAll)
+            ) || matches!(syntax, Syn::Str | Syn::Comment | Syn::SkipAll)
             {
                 continue;
             }
-            if is_identifier_kind(kind) && n.child_count() == 0 {
+            if identifier && n.child_count() == 0 {
                 let text = self.text(n);
                 idents.push(text.to_string());
                 words.extend(canonical_words(text));
             }
-            for i in 0..n.named_child_count() {
-                if let Some(child) = n.named_child(i as u32) {
-                    stack.push(child);
-                }
-            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
         }
         (words, idents)
     }
@@ -1286,7 +1296,7 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let nodes = self.guard_nodes(frame);
         let mut clauses = self.clauses_of(&nodes);
-        if matches!(syn(self.family, node.kind()), Syn::Case) {
+        if matches!(self.syn_of(node), Syn::Case) {
             // A case arm is an equality test of the subject with its pattern.
             for &clause in &clauses {
                 self.facts.clauses[clause].equality = true;
@@ -1302,7 +1312,7 @@ impl<'s, 't> Walker<'s, 't> {
     fn guard_nodes(&self, frame: usize) -> Vec<Node<'t>> {
         let node = self.frames[frame].node;
         let mut nodes = Vec::new();
-        match syn(self.family, node.kind()) {
+        match self.syn_of(node) {
             Syn::If => {
                 let mut cursor = node.walk();
                 nodes.extend(node.children_by_field_name("condition", &mut cursor));
@@ -1483,10 +1493,9 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn boolean_parts(&self, node: Node<'t>) -> Option<Vec<Node<'t>>> {
         let kind = node.kind();
-        let named: Vec<Node<'t>> = (0..node.named_child_count())
-            .filter_map(|i| node.named_child(i as u32))
-            .filter(|c| !matches!(syn(self.family, c.kind()), Syn::Comment))
-            .collect();
+        let mut cursor = node.walk();
+        let named: Vec<Node<'t>> =
+            node.named_children(&mut cursor).filter(|c| !matches!(self.syn_of(*c), Syn::Comment)).collect();
         match kind {
             "parenthesized_expression" if named.len() == 1 => Some(named),
             "boolean_operator" => Some(named),
@@ -1504,7 +1513,8 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn children_named(&self, node: Node<'t>) -> Vec<Node<'t>> {
-        (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor).collect()
     }
 
     fn sides_of(&self, node: Node<'t>) -> Option<[(Vec<String>, Option<String>); 2]> {
@@ -1555,7 +1565,7 @@ impl<'s, 't> Walker<'s, 't> {
                 break;
             }
             let kind = node.kind();
-            let syntax = syn(self.family, kind);
+            let (syntax, identifier) = self.kind_of(node);
             if syntax == Syn::Comment {
                 continue;
             }
@@ -1611,7 +1621,7 @@ impl<'s, 't> Walker<'s, 't> {
                     }
                 } else if is_none_kind(kind) {
                     clause.none_literal = true;
-                } else if is_identifier_kind(kind) && node.child_count() == 0 {
+                } else if identifier && node.child_count() == 0 {
                     let text = self.text(node);
                     if self.family == Family::Bash
                         && text.chars().all(|c| c.is_ascii_digit())
@@ -1630,7 +1640,7 @@ impl<'s, 't> Walker<'s, 't> {
                 } else if matches!(kind, "subscript" | "subscript_expression" | "index_expression") {
                     // `state["score"]` names a field as surely as `state.score`.
                     let index = self.field(node, "subscript").or_else(|| self.field(node, "index"));
-                    if let Some(index) = index.filter(|i| matches!(syn(self.family, i.kind()), Syn::Str)) {
+                    if let Some(index) = index.filter(|i| matches!(self.syn_of(*i), Syn::Str)) {
                         let key = strip_quotes(self.text(index));
                         if key.len() <= 64 && !key.contains(char::is_whitespace) {
                             clause.idents.push(key.to_string());
@@ -1646,11 +1656,12 @@ impl<'s, 't> Walker<'s, 't> {
                     }
                 }
             }
-            for i in (0..node.child_count()).rev() {
-                if let Some(child) = node.child(i) {
-                    stack.push((child, in_string));
-                }
-            }
+            // Children in order onto the stack, then reversed in place, so
+            // they pop in source order (a cursor steps; `child(i)` rescans).
+            let first = stack.len();
+            let mut cursor = node.walk();
+            stack.extend(node.children(&mut cursor).map(|child| (child, in_string)));
+            stack[first..].reverse();
         }
         clause.words.sort();
         clause.words.dedup();

@@ -25,6 +25,10 @@ use server::store::{now_millis, Store};
 use server::web::{self, AppState};
 use tower::ServiceExt;
 
+// The allocator of the `fixedpoint` binary.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const FINDINGS: usize = 10;
 const RUN_LENGTH: u32 = 20;
 const BASELINE_BATCH: usize = 100;

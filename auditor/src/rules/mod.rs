@@ -10,9 +10,7 @@
 //! bounds with units (time, money, failures), turn caps, and goal met last,
 //! because its vocabulary (`done`, `ok`, `final`) is the loosest.
 
-use std::collections::HashSet;
-
-use crate::facts::{CallFact, Clause, Facts, KwargFact, Role};
+use crate::facts::{CallFact, Clause, Facts, HashSet, KwargFact, Role};
 use crate::ExitId;
 
 type ClauseRule = fn(&ClauseView<'_>) -> bool;
