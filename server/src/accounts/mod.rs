@@ -29,6 +29,7 @@ pub use people::{
 };
 pub use teams::{valid_team_slug, Team};
 pub use tokens::{hash_loop_token, LoopToken, NewLoopToken, TokenIdentity, LOOP_TOKEN_PREFIX};
+pub(crate) use tokens::{LAST_USED_RESOLUTION_MS, TOKEN_TOUCH};
 
 /// Errors of the accounts area. The store's own errors are wrapped, and the
 /// web layer never shows their text.

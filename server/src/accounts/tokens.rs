@@ -59,7 +59,13 @@ type TokenRow = (i64, i64, String, i64, Option<i64>, Option<i64>);
 /// How often a token's `last_used_at` is refreshed at most: writing it on
 /// every round would add a write to the hottest path for a value people read
 /// at minute granularity.
-const LAST_USED_RESOLUTION_MS: i64 = 60_000;
+pub(crate) const LAST_USED_RESOLUTION_MS: i64 = 60_000;
+
+/// The live token with a hash: its id, team and `last_used_at`.
+const TOKEN_LOOKUP: &str =
+    "SELECT id, team_id, last_used_at FROM loop_tokens WHERE token_hash = $1 AND revoked_at IS NULL";
+/// Sets a token's `last_used_at` ($1) by id ($2).
+pub(crate) const TOKEN_TOUCH: &str = "UPDATE loop_tokens SET last_used_at = $1 WHERE id = $2";
 
 impl Store {
     /// Creates a token for the team `team_slug` and returns it with its
@@ -143,22 +149,14 @@ impl Store {
         if !secret.starts_with(LOOP_TOKEN_PREFIX) {
             return Ok(None);
         }
-        let row: Option<(i64, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT id, team_id, last_used_at FROM loop_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
-        )
-        .bind(hash_loop_token(secret))
-        .fetch_optional(self.pool())
-        .await?;
+        let row: Option<(i64, i64, Option<i64>)> =
+            sqlx::query_as(TOKEN_LOOKUP).bind(hash_loop_token(secret)).fetch_optional(self.pool()).await?;
         let Some((token_id, team_id, last_used_at)) = row else {
             return Ok(None);
         };
         let now = now_millis();
         if last_used_at.is_none_or(|last| now - last >= LAST_USED_RESOLUTION_MS) {
-            sqlx::query("UPDATE loop_tokens SET last_used_at = $1 WHERE id = $2")
-                .bind(now)
-                .bind(token_id)
-                .execute(self.pool())
-                .await?;
+            sqlx::query(TOKEN_TOUCH).bind(now).bind(token_id).execute(self.pool()).await?;
         }
         Ok(Some(TokenIdentity { token_id, team_id }))
     }

@@ -27,8 +27,8 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/loops/{loop}/heartbeat", post(post_heartbeat))
 }
 
-/// The team behind the request's bearer token, or 401.
-async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<TokenIdentity, LoopsError> {
+/// The request's bearer token, or 401 when it has none.
+fn bearer_token(headers: &HeaderMap) -> Result<&str, LoopsError> {
     let value = headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).unwrap_or_default();
     let mut parts = value.splitn(2, ' ');
     let scheme = parts.next().unwrap_or_default();
@@ -36,6 +36,12 @@ async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<TokenIdentit
     if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
         return Err(LoopsError::Unauthorized);
     }
+    Ok(token)
+}
+
+/// The team behind the request's bearer token, or 401.
+async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<TokenIdentity, LoopsError> {
+    let token = bearer_token(headers)?;
     store.authenticate_loop_token(token).await?.ok_or(LoopsError::Unauthorized)
 }
 
@@ -62,15 +68,34 @@ async fn post_round(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<RoundAnswer>, LoopsError> {
-    let identity = authenticate(&store, &headers).await?;
-    validate_loop_name(&loop_name)?;
-    let bytes = read_body(&headers, body, config.ingest_max_bytes).await?;
-    let report = RoundReport::from_json(&bytes)?;
-    let ingested = store.ingest_round(identity.team_id, &loop_name, &report).await?;
+    let token = bearer_token(&headers)?;
+    let report = match read_round(&loop_name, &headers, body, config.ingest_max_bytes).await {
+        Ok(report) => report,
+        Err(error) => {
+            // A stranger learns nothing about the request, not even what
+            // is wrong with its body: the token is checked first.
+            authenticate(&store, &headers).await?;
+            return Err(error);
+        }
+    };
+    // The token is checked with the round (in its transaction on SQLite).
+    let ingested = store.ingest_round_with_token(token, &loop_name, &report).await?;
     if let Some(event) = ingested.event {
         live.publish(event);
     }
     Ok(Json(ingested.answer))
+}
+
+/// The round a request sends to the loop `loop_name`, validated.
+async fn read_round(
+    loop_name: &str,
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<RoundReport, LoopsError> {
+    validate_loop_name(loop_name)?;
+    let bytes = read_body(headers, body, limit).await?;
+    RoundReport::from_json(&bytes)
 }
 
 async fn get_rounds(

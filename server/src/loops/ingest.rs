@@ -6,14 +6,15 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, Transaction};
 
-use super::recent::KeptHistory;
+use super::db::{args, Arg, RoundDb, SqlxDb};
+use super::recent::{KeptHistory, RecentHistories};
 use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
-use super::wire::RoundReport;
+use super::wire::{Finding, RoundReport};
 use super::LoopsError;
 use crate::convergence::{
     classify_round, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, RoundInput, Severity, Target,
 };
-use crate::store::{now_millis, Backend, Store};
+use crate::store::{now_millis, Backend, Store, StoreError};
 
 /// The operator's commands as delivered in a response.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,56 +81,74 @@ struct RunRow {
     last_round: i64,
 }
 
-/// The loop's row after its upsert, the team's webhook count, and the
-/// round's run (id, key, state, last round) when it exists.
-type LoopUpsertRow = (
-    i64,
-    i64,
-    Option<i64>,
-    Option<i64>,
-    i64,
-    Option<String>,
-    i64,
-    Option<i64>,
-    Option<String>,
-    Option<String>,
-    Option<i64>,
-);
+/// The loop's upserts: `[by_token][run]`, where `run` is 0 for
+/// PostgreSQL, 1 for SQLite and a round that names its run (`$4`), 2 for
+/// SQLite and the loop's current run. `$1` is the team's id, or with
+/// `by_token` the hash of the round's loop token: then the loop is
+/// upserted only for a live token, and no row comes back for any other.
+static UPSERT_LOOP: LazyLock<[[String; 3]; 2]> = LazyLock::new(|| {
+    [false, true].map(|by_token| {
+        [
+            upsert_loop_sql(None, by_token),
+            upsert_loop_sql(Some("runs.loop_id = loops.id AND runs.run_key = $4"), by_token),
+            upsert_loop_sql(Some("runs.id = loops.current_run_id"), by_token),
+        ]
+    })
+});
 
-type RunTuple = (i64, String, String, i64);
-
-impl From<RunTuple> for RunRow {
-    fn from((id, key, state, last_round): RunTuple) -> Self {
-        RunRow { id, key, state, last_round }
-    }
-}
-
-/// The upsert without the run (its columns are NULL), for PostgreSQL.
-static UPSERT_LOOP: LazyLock<String> = LazyLock::new(|| upsert_loop_sql("FALSE"));
-/// The upsert of a round that names its run (`$4`).
-static UPSERT_LOOP_WITH_NAMED_RUN: LazyLock<String> =
-    LazyLock::new(|| upsert_loop_sql("runs.loop_id = loops.id AND runs.run_key = $4"));
-/// The upsert of a round without a run id: it belongs to the current run.
-static UPSERT_LOOP_WITH_CURRENT_RUN: LazyLock<String> =
-    LazyLock::new(|| upsert_loop_sql("runs.id = loops.current_run_id"));
-
-fn upsert_loop_sql(run_condition: &str) -> String {
-    let run_column = |column: &str| format!("(SELECT runs.{column} FROM runs WHERE {run_condition})");
+/// The upsert returns the round's run: on SQLite from subqueries under
+/// `run_condition`; on PostgreSQL (`None`) through `round_run` (see its
+/// migration), as a JSON array, since RETURNING's own subqueries would
+/// read with the snapshot taken before the row lock was granted.
+fn upsert_loop_sql(run_condition: Option<&str>, by_token: bool) -> String {
+    let run_columns = match run_condition {
+        Some(condition) => {
+            let column = |name: &str| format!("(SELECT runs.{name} FROM runs WHERE {condition})");
+            format!(
+                "{}, {}, {}, {}, CAST(NULL AS TEXT)",
+                column("id"),
+                column("run_key"),
+                column("state"),
+                column("last_round")
+            )
+        }
+        None => "CAST(NULL AS BIGINT), CAST(NULL AS TEXT), CAST(NULL AS TEXT), CAST(NULL AS BIGINT), \
+                 round_run(loops.id, $4, loops.current_run_id)"
+            .to_string(),
+    };
+    let (source, token_columns) = if by_token {
+        (
+            "SELECT team_id, $2, $3 FROM loop_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
+            "(SELECT id FROM loop_tokens WHERE token_hash = $1), \
+             (SELECT last_used_at FROM loop_tokens WHERE token_hash = $1)",
+        )
+    } else {
+        ("VALUES ($1, $2, $3)", "CAST(NULL AS BIGINT), CAST(NULL AS BIGINT)")
+    };
     format!(
-        "INSERT INTO loops (team_id, name, created_at) VALUES ($1, $2, $3) \
+        "INSERT INTO loops (team_id, name, created_at) {source} \
          ON CONFLICT (team_id, name) DO UPDATE SET name = excluded.name \
          RETURNING id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, \
          (SELECT COUNT(*) FROM team_webhooks WHERE team_webhooks.team_id = loops.team_id) AS hooks, \
-         {} AS run_id, {} AS run_key, {} AS run_state, {} AS run_last_round",
-        run_column("id"),
-        run_column("run_key"),
-        run_column("state"),
-        run_column("last_round"),
+         {run_columns}, team_id, {token_columns}"
     )
 }
 
-/// A finding of a round stored before rounds kept their keys as JSON.
-type LegacyFindingRow = (i64, Option<String>, Option<i64>, Option<i64>, Option<String>, String, String);
+/// A stored round: 25 arguments, see `store_round`.
+const INSERT_ROUND: &str =
+    "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
+     spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
+     consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
+     created_at, finding_keys) \
+     VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
+     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)";
+
+/// A round's run after it: state, exit, last round, time, whether it
+/// ended, run id.
+const UPDATE_RUN: &str =
+    "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, last_seen_at = $4, \
+     ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
+     blocked_reason = NULL, blocked_subject = NULL WHERE id = $6";
 
 /// How many findings go into one multi-row INSERT. Nine parameters each
 /// keeps a statement far below both databases' parameter limits.
@@ -201,6 +220,38 @@ impl Store {
         self.ingest_round_at(team_id, loop_name, report, now_millis()).await
     }
 
+    /// [`Store::ingest_round`] for the holder of the loop token `secret`:
+    /// 401 unless the token is live. On SQLite the token is checked in the
+    /// round's own transaction on the writer's thread, which spares a
+    /// round trip through the pool on the hottest path.
+    pub async fn ingest_round_with_token(
+        &self,
+        secret: &str,
+        loop_name: &str,
+        report: &RoundReport,
+    ) -> Result<Ingested, LoopsError> {
+        match &self.ingest_state().writer {
+            Some(writer) => {
+                if !secret.starts_with(crate::accounts::LOOP_TOKEN_PREFIX) {
+                    return Err(LoopsError::Unauthorized);
+                }
+                let round = super::writer::PendingRound {
+                    team: RoundTeam::TokenHash(crate::accounts::hash_loop_token(secret)),
+                    loop_name: loop_name.to_string(),
+                    report: report.clone(),
+                    now: now_millis(),
+                };
+                writer.ingest(round).await
+            }
+            None => {
+                let hash = crate::accounts::hash_loop_token(secret);
+                let tx = begin_write(self).await?;
+                let team = RoundTeam::TokenHash(hash);
+                self.store_alone(tx, &team, loop_name, report, now_millis()).await
+            }
+        }
+    }
+
     /// [`Store::ingest_round`] at the time `now` (Unix milliseconds), for
     /// tests that need a clock of their own.
     pub async fn ingest_round_at(
@@ -211,16 +262,22 @@ impl Store {
         now: i64,
     ) -> Result<Ingested, LoopsError> {
         match self.backend() {
-            // SQLite has one writer at a time: rounds that arrive together
-            // share a transaction (see `super::group_commit`).
+            // SQLite has one writer at a time: the writer's thread stores
+            // every round, and rounds that arrive together share a
+            // transaction (see `super::writer`).
             Backend::Sqlite => {
-                let round = super::group_commit::PendingRound {
-                    team_id,
+                let Some(writer) = &self.ingest_state().writer else {
+                    return Err(LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(
+                        "this SQLite store has no writer of rounds".to_string(),
+                    ))));
+                };
+                let round = super::writer::PendingRound {
+                    team: RoundTeam::Known(team_id),
                     loop_name: loop_name.to_string(),
                     report: report.clone(),
                     now,
                 };
-                super::group_commit::ingest(self, round).await
+                writer.ingest(round).await
             }
             // PostgreSQL locks rows, not the database: rounds of different
             // loops commit side by side, each in its own transaction.
@@ -236,9 +293,22 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        let mut tx = begin_write(self).await?;
+        let tx = begin_write(self).await?;
+        self.store_alone(tx, &RoundTeam::Known(team_id), loop_name, report, now).await
+    }
+
+    /// Stores one round in `tx`, just begun, and commits it.
+    async fn store_alone(
+        &self,
+        mut tx: Transaction<'static, Any>,
+        team: &RoundTeam,
+        loop_name: &str,
+        report: &RoundReport,
+        now: i64,
+    ) -> Result<Ingested, LoopsError> {
         let recent = &self.ingest_state().recent;
-        let mut ingested = store_round(self, &mut tx, team_id, loop_name, report, now).await?;
+        let mut db = SqlxDb { tx: &mut tx, backend: self.backend() };
+        let mut ingested = store_round(&mut db, recent, team, loop_name, report, now).await?;
         if ingested.event.is_some() {
             tx.commit().await?;
             if let Some(kept) = ingested.kept.take() {
@@ -252,131 +322,156 @@ impl Store {
     }
 }
 
-/// Stores `report` with its classification inside `tx`, or, for a round
-/// stored before with the same body, rebuilds the answer it got then (and
-/// no event). On an error the caller must roll `tx` back: the statements
-/// before it may have run.
+/// Whose round it is: a team already known, or the hash of the loop token
+/// the round came with, checked in the round's own transaction.
+pub(crate) enum RoundTeam {
+    Known(i64),
+    TokenHash(String),
+}
+
+/// Stores `report` with its classification inside the transaction `db`,
+/// or, for a round stored before with the same body, rebuilds the answer
+/// it got then (and no event). On an error the caller must roll back: the
+/// statements before it may have run.
 pub(super) async fn store_round(
-    store: &Store,
-    tx: &mut Transaction<'static, Any>,
-    team_id: i64,
+    db: &mut impl RoundDb,
+    recent: &RecentHistories,
+    team: &RoundTeam,
     loop_name: &str,
     report: &RoundReport,
     now: i64,
 ) -> Result<Ingested, LoopsError> {
-    let backend = store.backend();
-    let recent = &store.ingest_state().recent;
+    let backend = db.backend();
     let body_hash = report.body_hash();
 
     // Creating the loop on its first round and locking its row are one
     // statement: on PostgreSQL `DO UPDATE` locks the row until commit,
-    // which serialises the rounds of one loop; on SQLite the immediate
-    // transaction already holds the only write lock.
-    // The same statement says whether the team has an alert webhook, so
-    // rounds of teams without one never look for alerts. On SQLite it
-    // also returns the round's run, saving a round trip to the worker
-    // thread; PostgreSQL evaluates RETURNING with the snapshot taken
-    // before it waited for the row lock, so there the run is read by
-    // the next statement, which sees what the previous holder committed.
-    let fold_run = backend == Backend::Sqlite;
-    let sql = match (fold_run, report.run.is_some()) {
-        (false, _) => UPSERT_LOOP.as_str(),
-        (true, true) => UPSERT_LOOP_WITH_NAMED_RUN.as_str(),
-        (true, false) => UPSERT_LOOP_WITH_CURRENT_RUN.as_str(),
+    // which serialises the rounds of one loop; on SQLite the writer's
+    // transaction already holds the only write lock. The same statement
+    // says whether the team has an alert webhook (rounds of teams without
+    // one never look for alerts) and returns the round's run (see
+    // `upsert_loop_sql` for how, on PostgreSQL, it sees the latest).
+    // The loop token, when the round came with one, is checked by the
+    // same statement: only a live token's team gets its loop upserted.
+    let run_kind = match (backend, report.run.is_some()) {
+        (Backend::Postgres, _) => 0,
+        (Backend::Sqlite, true) => 1,
+        (Backend::Sqlite, false) => 2,
     };
-    let mut upsert = sqlx::query_as::<_, LoopUpsertRow>(sql).bind(team_id).bind(loop_name).bind(now);
-    if let (true, Some(key)) = (fold_run, &report.run) {
-        upsert = upsert.bind(key);
+    let (by_token, first) = match team {
+        RoundTeam::Known(team_id) => (0, Arg::from(*team_id)),
+        RoundTeam::TokenHash(hash) => (1, Arg::from(hash)),
+    };
+    let mut upsert_args = vec![first, Arg::from(loop_name), Arg::from(now)];
+    if backend == Backend::Postgres || report.run.is_some() {
+        upsert_args.push(Arg::from(report.run.as_ref()));
     }
-    let row = upsert.fetch_one(&mut **tx).await?;
-    let (loop_id, stall_threshold, max_rounds, current_run_id, pending_stop, pending_steer, hooks) =
-        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
-    let existing: Option<RunRow> = if fold_run {
-        match (row.7, row.8, row.9, row.10) {
-            (Some(id), Some(key), Some(state), Some(last_round)) => {
-                Some(RunRow { id, key, state, last_round })
-            }
-            _ => None,
+    let upserted = db
+        .optional(&UPSERT_LOOP[by_token][run_kind], upsert_args, |row| {
+            let run = match (row.int(7)?, row.text(8)?, row.text(9)?, row.int(10)?, row.text(11)?) {
+                (Some(id), Some(key), Some(state), Some(last_round), _) => {
+                    Some(RunRow { id, key, state, last_round })
+                }
+                (_, _, _, _, Some(json)) => {
+                    let (id, key, state, last_round) = serde_json::from_str(&json).map_err(|error| {
+                        StoreError::Database(sqlx::Error::Protocol(format!(
+                            "round_run gave {json:?}: {error}"
+                        )))
+                    })?;
+                    Some(RunRow { id, key, state, last_round })
+                }
+                _ => None,
+            };
+            Ok(UpsertedLoop {
+                id: row.req_int(0)?,
+                stall_threshold: row.req_int(1)?,
+                max_rounds: row.int(2)?,
+                current_run_id: row.int(3)?,
+                pending_stop: row.req_int(4)?,
+                pending_steer: row.text(5)?,
+                hooks: row.req_int(6)?,
+                run,
+                team_id: row.req_int(12)?,
+                token: row.int(13)?.map(|id| (id, row.int(14).ok().flatten())),
+            })
+        })
+        .await?;
+    // No row: the token is unknown or revoked.
+    let Some(upserted) = upserted else { return Err(LoopsError::Unauthorized) };
+    if let Some((token_id, last_used_at)) = upserted.token {
+        if last_used_at.is_none_or(|last| now - last >= crate::accounts::LAST_USED_RESOLUTION_MS) {
+            db.execute(crate::accounts::TOKEN_TOUCH, args![now, token_id]).await?;
         }
-    } else {
-        match (&report.run, current_run_id) {
-            (Some(key), _) => sqlx::query_as::<_, RunTuple>(
-                "SELECT id, run_key, state, last_round FROM runs WHERE loop_id = $1 AND run_key = $2",
-            )
-            .bind(loop_id)
-            .bind(key)
-            .fetch_optional(&mut **tx)
-            .await?
-            .map(RunRow::from),
-            (None, Some(run_id)) => {
-                sqlx::query_as::<_, RunTuple>("SELECT id, run_key, state, last_round FROM runs WHERE id = $1")
-                    .bind(run_id)
-                    .fetch_optional(&mut **tx)
-                    .await?
-                    .map(RunRow::from)
-            }
-            (None, None) => None,
-        }
-    };
-
-    let run = match existing {
+    }
+    let UpsertedLoop {
+        id: loop_id,
+        stall_threshold,
+        max_rounds,
+        current_run_id,
+        pending_stop,
+        pending_steer,
+        hooks,
+        run,
+        team_id,
+        token: _,
+    } = upserted;
+    let run = match run {
         Some(run) => {
             // A round after the run's last cannot be stored yet, which
             // spares the hot path (appending) this lookup.
             let stored_hash: Option<String> = if i64::from(report.round) > run.last_round {
                 None
             } else {
-                sqlx::query_scalar("SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2")
-                    .bind(run.id)
-                    .bind(i64::from(report.round))
-                    .fetch_optional(&mut **tx)
-                    .await?
+                db.optional(
+                    "SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2",
+                    args![run.id, i64::from(report.round)],
+                    |row| row.req_text(0),
+                )
+                .await?
             };
             match stored_hash {
-                    Some(hash) if hash == body_hash => {
-                        let answer = stored_answer(tx, &run, report.round).await?;
-                        return Ok(Ingested { answer, event: None, kept: None });
-                    }
-                    // Without a run id, round 1 again means the loop started
-                    // over: a new run, whatever the old one holds.
-                    _ if report.run.is_none() && report.round == 1 => None,
-                    Some(_) => {
-                        return Err(LoopsError::conflict(
-                            Some("round"),
-                            format!(
-                                "round {} of run {:?} was already stored with a different body",
-                                report.round, run.key
-                            ),
-                        ))
-                    }
-                    None if i64::from(report.round) <= run.last_round => {
-                        return Err(LoopsError::conflict(
-                            Some("round"),
-                            format!(
-                                "round {} is not after round {}, the last of run {:?}: rounds are strictly increasing",
-                                report.round, run.last_round, run.key
-                            ),
-                        ))
-                    }
-                    None if run_state::is_final(&run.state)
-                        && !(run.state == STOPPED && report.exit.is_some()) =>
-                    {
-                        return Err(LoopsError::conflict(
-                            Some("run"),
-                            format!(
-                                "run {:?} has ended ({}); start a new run with round 1 or a new run id",
-                                run.key, run.state
-                            ),
-                        ))
-                    }
-                    None => Some(run),
+                Some(hash) if hash == body_hash => {
+                    let answer = stored_answer(db, &run, report.round).await?;
+                    return Ok(Ingested { answer, event: None, kept: None });
                 }
+                // Without a run id, round 1 again means the loop started
+                // over: a new run, whatever the old one holds.
+                _ if report.run.is_none() && report.round == 1 => None,
+                Some(_) => {
+                    return Err(LoopsError::conflict(
+                        Some("round"),
+                        format!(
+                            "round {} of run {:?} was already stored with a different body",
+                            report.round, run.key
+                        ),
+                    ))
+                }
+                None if i64::from(report.round) <= run.last_round => {
+                    return Err(LoopsError::conflict(
+                        Some("round"),
+                        format!(
+                            "round {} is not after round {}, the last of run {:?}: rounds are strictly increasing",
+                            report.round, run.last_round, run.key
+                        ),
+                    ))
+                }
+                None if run_state::is_final(&run.state) && !(run.state == STOPPED && report.exit.is_some()) => {
+                    return Err(LoopsError::conflict(
+                        Some("run"),
+                        format!(
+                            "run {:?} has ended ({}); start a new run with round 1 or a new run id",
+                            run.key, run.state
+                        ),
+                    ))
+                }
+                None => Some(run),
+            }
         }
         None => None,
     };
     let run = match run {
         Some(run) => run,
-        None => start_run(tx, loop_id, report.run.as_deref(), now).await?,
+        None => start_run(db, loop_id, report.run.as_deref(), now).await?,
     };
 
     // A run that has just started has nothing to replay.
@@ -385,7 +480,7 @@ pub(super) async fn store_round(
     } else if let Some(history) = recent.take(run.id, run.last_round) {
         history
     } else {
-        load_history(tx, run.id).await?
+        load_history(db, run.id).await?
     };
     let policy = LoopPolicy {
         stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
@@ -416,48 +511,39 @@ pub(super) async fn store_round(
 
     let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
     let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
-    let round_id: i64 = sqlx::query_scalar(
-        "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
-         spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
-         consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-         created_at, finding_keys) \
-         VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
-         $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) RETURNING id",
-    )
-    .bind(run.id)
-    .bind(loop_id)
-    .bind(i64::from(report.round))
-    .bind(&report.state)
-    .bind(&body_hash)
-    .bind(report.spent.tokens)
-    // Amounts travel as text and are cast by the database: sqlx 0.8.6's
-    // Any driver binds a NULL f64 as a float4 parameter, so on PostgreSQL
-    // a round with spend after a round without it failed ("incorrect
-    // binary data format"). Rust prints an f64 so that it parses back
-    // to the same value.
-    .bind(report.spent.usd.map(|usd| usd.to_string()))
-    .bind(report.spent.seconds.map(|seconds| seconds.to_string()))
-    .bind(report.exit.map(|exit| exit.as_string()))
-    .bind(report.error.as_ref().map(|error| error.code.clone()))
-    .bind(report.error.as_ref().map(|error| error.body.clone()))
-    .bind(classification.class.as_str())
-    .bind(classification.outcome.as_str())
-    .bind(classification.advice.as_str())
-    .bind(&classification.reason)
-    .bind(&seen_at)
-    .bind(classification.period.map(i64::from))
-    .bind(i64::from(classification.consecutive))
-    .bind(classification.bound.map(|bound| i64::from(bound.max_rounds)))
-    .bind(blocking as i64)
-    .bind(keys.len() as i64)
-    .bind(i64::from(operator.stop))
-    .bind(operator.steer.clone())
-    .bind(now)
-    .bind(&finding_keys)
-    .fetch_one(&mut **tx)
-    .await?;
-
-    insert_findings(tx, round_id, report).await?;
+    let round_args = args![
+        run.id,
+        loop_id,
+        i64::from(report.round),
+        &report.state,
+        &body_hash,
+        report.spent.tokens,
+        // Amounts travel as text and are cast by the database:
+        // sqlx 0.8.6's Any driver binds a NULL f64 as a float4
+        // parameter, so on PostgreSQL a round with spend after a
+        // round without it failed ("incorrect binary data
+        // format"). Rust prints an f64 so that it parses back to
+        // the same value.
+        report.spent.usd.map(|usd| usd.to_string()),
+        report.spent.seconds.map(|seconds| seconds.to_string()),
+        report.exit.map(|exit| exit.as_string()),
+        report.error.as_ref().map(|error| error.code.clone()),
+        report.error.as_ref().map(|error| error.body.clone()),
+        classification.class.as_str(),
+        classification.outcome.as_str(),
+        classification.advice.as_str(),
+        &classification.reason,
+        &seen_at,
+        classification.period.map(i64::from),
+        i64::from(classification.consecutive),
+        classification.bound.map(|bound| i64::from(bound.max_rounds)),
+        blocking as i64,
+        keys.len() as i64,
+        i64::from(operator.stop),
+        operator.steer.clone(),
+        now,
+        &finding_keys,
+    ];
 
     // An alert when the loop enters a bad state (not on every round it
     // stays there), queued with the round it belongs to.
@@ -468,21 +554,19 @@ pub(super) async fn store_round(
     )
     .filter(|_| hooks > 0);
     if let Some(kind) = alert {
-        let previous: Option<(String, String, String)> = sqlx::query_as(
-            "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
-        )
-        .bind(run.id)
-        .bind(i64::from(report.round))
-        .fetch_optional(&mut **tx)
-        .await?;
+        let previous = db
+            .optional(
+                "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+                args![run.id, i64::from(report.round)],
+                |row| Ok((row.req_text(0)?, row.req_text(1)?, row.req_text(2)?)),
+            )
+            .await?;
         let was = previous.and_then(|(class, outcome, advice)| {
             crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
         });
         if was != Some(kind) {
-            let team: String = sqlx::query_scalar("SELECT slug FROM teams WHERE id = $1")
-                .bind(team_id)
-                .fetch_one(&mut **tx)
-                .await?;
+            let team =
+                db.one("SELECT slug FROM teams WHERE id = $1", args![team_id], |row| row.req_text(0)).await?;
             let payload = serde_json::json!({
                 "type": format!("loop.{}", kind.as_str()),
                 "team": team,
@@ -495,39 +579,24 @@ pub(super) async fn store_round(
                 "reason": classification.reason,
                 "at": now,
             });
-            crate::alerts::enqueue(tx, team_id, loop_name, kind, &payload, now).await?;
+            db.execute(
+                crate::alerts::ENQUEUE,
+                args![team_id, loop_name, kind.as_str(), payload.to_string(), now],
+            )
+            .await?;
         }
     }
 
-    sqlx::query(
-        "UPDATE runs SET state = $1, exit = COALESCE($2, exit), last_round = $3, last_seen_at = $4, \
-         ended_at = CASE WHEN $5 = 1 THEN COALESCE(ended_at, $4) ELSE NULL END, \
-         blocked_reason = NULL, blocked_subject = NULL WHERE id = $6",
-    )
-    .bind(new_state)
-    .bind(report.exit.map(|exit| exit.as_string()))
-    .bind(i64::from(report.round))
-    .bind(now)
-    .bind(i64::from(ended))
-    .bind(run.id)
-    .execute(&mut **tx)
-    .await?;
-
-    // The loop row changes only when the current run moves or operator
-    // commands were delivered; skipping the write otherwise keeps the
-    // hot path one statement shorter.
-    if current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
-        sqlx::query(
-            "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2",
-        )
-        .bind(run.id)
-        .bind(loop_id)
-        .execute(&mut **tx)
-        .await?;
-    }
-
-    let event = RoundEvent {
-        id: round_id,
+    let update_run = args![
+        new_state,
+        report.exit.map(|exit| exit.as_string()),
+        i64::from(report.round),
+        now,
+        i64::from(ended),
+        run.id
+    ];
+    let mut event = RoundEvent {
+        id: 0,
         team_id,
         loop_id,
         loop_name: loop_name.to_string(),
@@ -542,15 +611,26 @@ pub(super) async fn store_round(
         findings: count_u32(keys.len()),
         created_at: now,
     };
-    if backend == Backend::Postgres {
-        // Sent inside the transaction, the notification reaches other
-        // instances only if the round is committed (see `crate::live`).
-        let payload = serde_json::to_string(&event).unwrap_or_default();
-        sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(crate::live::NOTIFY_CHANNEL)
-            .bind(payload)
-            .execute(&mut **tx)
-            .await?;
+    event.id = match backend {
+        Backend::Sqlite => {
+            let round_id =
+                db.one(&format!("{INSERT_ROUND} RETURNING id"), round_args, |row| row.req_int(0)).await?;
+            insert_findings(db, round_id, &report.findings, 0).await?;
+            db.execute(UPDATE_RUN, update_run).await?;
+            round_id
+        }
+        Backend::Postgres => write_round_postgres(db, round_args, report, update_run, &event).await?,
+    };
+
+    // The loop row changes only when the current run moves or operator
+    // commands were delivered; skipping the write otherwise keeps the
+    // hot path one statement shorter.
+    if current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
+        db.execute(
+            "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2",
+            args![run.id, loop_id],
+        )
+        .await?;
     }
 
     let answer = RoundAnswer {
@@ -572,19 +652,33 @@ pub(super) async fn store_round(
     Ok(Ingested { answer, event: Some(event), kept: Some(kept) })
 }
 
+/// The loop's row after its upsert, with the round's run when the upsert
+/// returned it (SQLite).
+struct UpsertedLoop {
+    id: i64,
+    stall_threshold: i64,
+    max_rounds: Option<i64>,
+    current_run_id: Option<i64>,
+    pending_stop: i64,
+    pending_steer: Option<String>,
+    hooks: i64,
+    run: Option<RunRow>,
+    team_id: i64,
+    /// The round's loop token (id, last use), when it came with one.
+    token: Option<(i64, Option<i64>)>,
+}
+
 /// The run's stored rounds as the engine sees them. Each round carries its
 /// finding keys as JSON, so this reads one row per round; rounds stored
 /// before that column existed have their keys read from `findings`.
-async fn load_history(
-    tx: &mut Transaction<'static, Any>,
-    run_id: i64,
-) -> Result<Vec<RoundInput>, sqlx::Error> {
-    let rows: Vec<(i64, String, Option<String>)> = sqlx::query_as(
-        "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
-    )
-    .bind(run_id)
-    .fetch_all(&mut **tx)
-    .await?;
+async fn load_history(db: &mut impl RoundDb, run_id: i64) -> Result<Vec<RoundInput>, StoreError> {
+    let rows = db
+        .rows(
+            "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
+            args![run_id],
+            |row| Ok((row.req_int(0)?, row.req_text(1)?, row.text(2)?)),
+        )
+        .await?;
     let mut history = Vec::with_capacity(rows.len());
     let mut legacy = false;
     for (number, state, keys) in rows {
@@ -598,14 +692,25 @@ async fn load_history(
         history.push(RoundInput { round: line_number(number), state, findings });
     }
     if legacy {
-        let rows: Vec<LegacyFindingRow> = sqlx::query_as(
-            "SELECT r.round, f.target_path, f.start_line, f.end_line, f.target_id, f.severity, f.criterion \
-             FROM rounds r JOIN findings f ON f.round_id = r.id \
-             WHERE r.run_id = $1 AND r.finding_keys IS NULL ORDER BY r.round, f.position",
-        )
-        .bind(run_id)
-        .fetch_all(&mut **tx)
-        .await?;
+        let rows = db
+            .rows(
+                "SELECT r.round, f.target_path, f.start_line, f.end_line, f.target_id, f.severity, f.criterion \
+                 FROM rounds r JOIN findings f ON f.round_id = r.id \
+                 WHERE r.run_id = $1 AND r.finding_keys IS NULL ORDER BY r.round, f.position",
+                args![run_id],
+                |row| {
+                    Ok((
+                        row.req_int(0)?,
+                        row.text(1)?,
+                        row.int(2)?,
+                        row.int(3)?,
+                        row.text(4)?,
+                        row.req_text(5)?,
+                        row.req_text(6)?,
+                    ))
+                },
+            )
+            .await?;
         for (number, path, start_line, end_line, id, severity, criterion) in rows {
             let number = line_number(number);
             if let Some(round) = history.iter_mut().find(|round| round.round == number) {
@@ -618,38 +723,34 @@ async fn load_history(
 }
 
 /// The answer a stored round was given, rebuilt from its row.
-async fn stored_answer(
-    tx: &mut Transaction<'static, Any>,
-    run: &RunRow,
-    round: u32,
-) -> Result<RoundAnswer, LoopsError> {
-    #[allow(clippy::type_complexity)]
-    let row: (
-        String,
-        String,
-        String,
-        String,
-        String,
-        Option<i64>,
-        i64,
-        Option<i64>,
-        i64,
-        Option<String>,
-    ) = sqlx::query_as(
-        "SELECT class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, \
-             operator_stop, operator_steer FROM rounds WHERE run_id = $1 AND round = $2",
-    )
-    .bind(run.id)
-    .bind(i64::from(round))
-    .fetch_one(&mut **tx)
-    .await?;
-    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer) = row;
+async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Result<RoundAnswer, LoopsError> {
     let corrupt = |what: &str| {
-        LoopsError::Store(crate::store::StoreError::Database(sqlx::Error::Protocol(format!(
+        LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(format!(
             "stored round {round} of run {} has an unreadable {what}",
             run.id
         ))))
     };
+    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer) = db
+        .one(
+            "SELECT class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, \
+             operator_stop, operator_steer FROM rounds WHERE run_id = $1 AND round = $2",
+            args![run.id, i64::from(round)],
+            |row| {
+                Ok((
+                    row.req_text(0)?,
+                    row.req_text(1)?,
+                    row.req_text(2)?,
+                    row.req_text(3)?,
+                    row.req_text(4)?,
+                    row.int(5)?,
+                    row.req_int(6)?,
+                    row.int(7)?,
+                    row.req_int(8)?,
+                    row.text(9)?,
+                ))
+            },
+        )
+        .await?;
     Ok(RoundAnswer {
         round,
         class: class.parse().map_err(|_| corrupt("class"))?,
@@ -668,27 +769,27 @@ async fn stored_answer(
 /// Starts a run of the loop, named `key` or, when the loop sent none,
 /// `run-N` with the first free N.
 async fn start_run(
-    tx: &mut Transaction<'static, Any>,
+    db: &mut impl RoundDb,
     loop_id: i64,
     key: Option<&str>,
     now: i64,
-) -> Result<RunRow, sqlx::Error> {
+) -> Result<RunRow, StoreError> {
     let key = match key {
         Some(key) => key.to_string(),
         None => {
-            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE loop_id = $1")
-                .bind(loop_id)
-                .fetch_one(&mut **tx)
+            let count = db
+                .one("SELECT COUNT(*) FROM runs WHERE loop_id = $1", args![loop_id], |row| row.req_int(0))
                 .await?;
             let mut number = count + 1;
             loop {
                 let candidate = format!("run-{number}");
-                let taken: Option<i64> =
-                    sqlx::query_scalar("SELECT id FROM runs WHERE loop_id = $1 AND run_key = $2")
-                        .bind(loop_id)
-                        .bind(&candidate)
-                        .fetch_optional(&mut **tx)
-                        .await?;
+                let taken = db
+                    .optional(
+                        "SELECT id FROM runs WHERE loop_id = $1 AND run_key = $2",
+                        args![loop_id, &candidate],
+                        |row| row.req_int(0),
+                    )
+                    .await?;
                 if taken.is_none() {
                     break candidate;
                 }
@@ -696,67 +797,167 @@ async fn start_run(
             }
         }
     };
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO runs (loop_id, run_key, state, started_at, last_seen_at) VALUES ($1, $2, $3, $4, $4) RETURNING id",
-    )
-    .bind(loop_id)
-    .bind(&key)
-    .bind(RUNNING)
-    .bind(now)
-    .fetch_one(&mut **tx)
-    .await?;
+    let id = db
+        .one(
+            "INSERT INTO runs (loop_id, run_key, state, started_at, last_seen_at) VALUES ($1, $2, $3, $4, $4) RETURNING id",
+            args![loop_id, &key, RUNNING, now],
+            |row| row.req_int(0),
+        )
+        .await?;
     Ok(RunRow { id, key, state: RUNNING.to_string(), last_round: 0 })
 }
 
+/// The findings of a round, from `skip` on, in statements of at most
+/// [`FINDINGS_PER_STATEMENT`] rows.
 async fn insert_findings(
-    tx: &mut Transaction<'static, Any>,
+    db: &mut impl RoundDb,
     round_id: i64,
-    report: &RoundReport,
-) -> Result<(), sqlx::Error> {
-    for (chunk_index, chunk) in report.findings.chunks(FINDINGS_PER_STATEMENT).enumerate() {
-        let mut sql = String::from(
-            "INSERT INTO findings (round_id, position, target_path, start_line, end_line, target_id, severity, \
-             criterion, message) VALUES ",
-        );
-        for row in 0..chunk.len() {
-            if row > 0 {
-                sql.push_str(", ");
-            }
-            let base = row * 9;
-            sql.push('(');
-            for column in 1..=9 {
-                if column > 1 {
-                    sql.push_str(", ");
-                }
-                sql.push('$');
-                sql.push_str(&(base + column).to_string());
-            }
-            sql.push(')');
-        }
-        let mut query = sqlx::query(&sql);
-        for (offset, finding) in chunk.iter().enumerate() {
-            let position = (chunk_index * FINDINGS_PER_STATEMENT + offset) as i64;
-            let (path, start_line, end_line, id) = match &finding.key.target {
-                Target::Code { path, start_line, end_line } => (
-                    Some(path.clone()),
-                    Some(i64::from(*start_line)),
-                    Some(i64::from(end_line.unwrap_or(*start_line))),
-                    None,
-                ),
-                Target::Other { id } => (None, None, None, Some(id.clone())),
-            };
-            query = query
-                .bind(round_id)
-                .bind(position)
-                .bind(path)
-                .bind(start_line)
-                .bind(end_line)
-                .bind(id)
-                .bind(severity_column(finding.key.severity))
-                .bind(finding.key.criterion.clone())
-                .bind(finding.message.clone());
-        }
-        query.execute(&mut **tx).await?;
+    findings: &[Finding],
+    skip: usize,
+) -> Result<(), StoreError> {
+    for (chunk_index, chunk) in findings[skip..].chunks(FINDINGS_PER_STATEMENT).enumerate() {
+        // `$1` is the round, repeated on every row.
+        let (rows, mut values) = finding_rows(chunk, skip + chunk_index * FINDINGS_PER_STATEMENT, 2, true);
+        values.insert(0, Arg::from(round_id));
+        db.execute(&format!("INSERT INTO findings ({FINDING_COLUMNS}) VALUES {rows}"), values).await?;
     }
     Ok(())
+}
+
+/// The columns of `findings` in the order [`finding_rows`] gives them.
+const FINDING_COLUMNS: &str =
+    "round_id, position, target_path, start_line, end_line, target_id, severity, criterion, message";
+
+/// `(...), (...)` rows of `findings` (the first at `position`) with their
+/// arguments, numbered from `$first`. With `with_round`, each row starts
+/// with `$1` for the round's id.
+fn finding_rows(findings: &[Finding], position: usize, first: usize, with_round: bool) -> (String, Vec<Arg>) {
+    use std::fmt::Write as _;
+    let mut rows = String::with_capacity(findings.len() * 48);
+    let mut values = Vec::with_capacity(findings.len() * 8);
+    for (offset, finding) in findings.iter().enumerate() {
+        rows.push_str(if offset == 0 { "(" } else { ", (" });
+        if with_round {
+            rows.push_str("$1, ");
+        }
+        let base = first + offset * 8;
+        for column in 0..8 {
+            let separator = if column == 0 { "" } else { ", " };
+            let _ = write!(rows, "{separator}${}", base + column);
+        }
+        rows.push(')');
+        let (path, start_line, end_line, id) = match &finding.key.target {
+            Target::Code { path, start_line, end_line } => (
+                Some(path.clone()),
+                Some(i64::from(*start_line)),
+                Some(i64::from(end_line.unwrap_or(*start_line))),
+                None,
+            ),
+            Target::Other { id } => (None, None, None, Some(id.clone())),
+        };
+        values.extend(args![
+            (position + offset) as i64,
+            path,
+            start_line,
+            end_line,
+            id,
+            severity_column(finding.key.severity),
+            &finding.key.criterion,
+            &finding.message,
+        ]);
+    }
+    (rows, values)
+}
+
+/// `sql` with every `$N` renumbered `$(N + by)`, to place it after the
+/// `by` arguments of another statement.
+fn shift_params(sql: &str, by: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        match rest[..digits].parse::<usize>() {
+            Ok(number) => out.push_str(&(number + by).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// On PostgreSQL the round, its findings (up to a statement's worth), its
+/// run's new state and the live announcement are one statement: one round
+/// trip instead of four. The announcement carries the new round's id,
+/// which only the statement knows. Returns the round's id.
+async fn write_round_postgres(
+    db: &mut impl RoundDb,
+    round_args: Vec<Arg>,
+    report: &RoundReport,
+    update_run: Vec<Arg>,
+    event: &RoundEvent,
+) -> Result<i64, StoreError> {
+    let mut values = round_args;
+    let mut sql = format!("WITH r AS ({INSERT_ROUND} RETURNING id)");
+    let first = report.findings.len().min(FINDINGS_PER_STATEMENT);
+    if first > 0 {
+        let (rows, finding_values) = finding_rows(&report.findings[..first], 0, values.len() + 1, false);
+        values.extend(finding_values);
+        sql.push_str(&format!(
+            ", f AS (INSERT INTO findings ({FINDING_COLUMNS}) SELECT r.id, v.* FROM r CROSS JOIN (VALUES {rows}) \
+             AS v(position, target_path, start_line, end_line, target_id, severity, criterion, message))"
+        ));
+    }
+    sql.push_str(&format!(", u AS ({} RETURNING id)", shift_params(UPDATE_RUN, values.len())));
+    values.extend(update_run);
+    // Sent inside the transaction, the notification reaches other
+    // instances only if the round is committed (see `crate::live`).
+    let payload = serde_json::to_string(event).unwrap_or_default();
+    sql.push_str(&format!(
+        " SELECT r.id, CAST(pg_notify(${}, CAST(jsonb_set(CAST(${} AS jsonb), '{{id}}', to_jsonb(r.id)) AS text)) AS text) \
+         FROM r CROSS JOIN u",
+        values.len() + 1,
+        values.len() + 2
+    ));
+    values.extend(args![crate::live::NOTIFY_CHANNEL, payload]);
+    let round_id = db.one(&sql, values, |row| row.req_int(0)).await?;
+    insert_findings(db, round_id, &report.findings, first).await?;
+    Ok(round_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_shift_past_another_statements() {
+        assert_eq!(shift_params("a = $1, b = $4, c = $4, d = $10", 25), "a = $26, b = $29, c = $29, d = $35");
+        // A `$` without a number is left alone.
+        assert_eq!(shift_params("x = '$' || $2", 3), "x = '$' || $5");
+        assert_eq!(shift_params("no parameters", 7), "no parameters");
+    }
+
+    #[test]
+    fn finding_rows_number_their_arguments_from_where_they_start() {
+        let report = RoundReport::from_json(
+            br#"{"round": 1, "state": "s", "findings": [
+                {"target": {"path": "a.rs", "start_line": 3}, "severity": "blocking", "criterion": "c", "message": "m"},
+                {"target": {"id": "check"}, "severity": "info", "criterion": "d"}]}"#,
+        )
+        .expect("a valid round");
+        let (rows, values) = finding_rows(&report.findings, 5, 2, true);
+        assert_eq!(
+            rows,
+            "($1, $2, $3, $4, $5, $6, $7, $8, $9), ($1, $10, $11, $12, $13, $14, $15, $16, $17)"
+        );
+        assert_eq!(values.len(), 16);
+        assert!(matches!(values[0], Arg::Int(5)), "positions start where the chunk does");
+        assert!(matches!(values[8], Arg::Int(6)));
+        assert!(matches!(values[3], Arg::Int(3)), "a single line ends where it starts");
+        assert!(matches!(values[9], Arg::NullText), "an id target has no path");
+        let (rows, _) = finding_rows(&report.findings[..1], 0, 26, false);
+        assert_eq!(rows, "($26, $27, $28, $29, $30, $31, $32, $33)");
+    }
 }

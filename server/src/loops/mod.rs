@@ -8,12 +8,13 @@
 //!   run's new state and the delivery of pending operator commands are
 //!   written in one transaction; validation happens before it, so a refused
 //!   body stores nothing. On PostgreSQL each round has its own transaction;
-//!   on SQLite, rounds that arrive together share one (group commit, see
-//!   `group_commit`), and a batch with any refused round is rolled back and
-//!   written again round by round.
+//!   on SQLite, one thread writes every round, and rounds that arrive
+//!   together share a transaction (group commit, see `writer`), each in a
+//!   savepoint of its own, so a refused round takes no other with it.
 //! - **Rounds of one loop are serialised.** The transaction starts by
-//!   writing the loop's row (SQLite: `BEGIN IMMEDIATE`; PostgreSQL: the
-//!   upsert locks the row), so two senders of the same round cannot both
+//!   writing the loop's row (SQLite: the writer's `BEGIN IMMEDIATE`;
+//!   PostgreSQL: the upsert locks the row), so two senders of the same
+//!   round cannot both
 //!   store it: the second finds the first's row and answers from it.
 //! - **The same round gets the same answer.** A round is stored with its
 //!   classification and the operator commands it delivered; sending it
@@ -37,14 +38,15 @@
 //! A run that says nothing (no round, no heartbeat) for its loop's heartbeat
 //! window becomes `lost`; a lost run that reports again is running again.
 
+mod db;
 mod error;
-mod group_commit;
 mod http;
 mod ingest;
 mod queries;
 mod recent;
 mod sweeper;
 mod wire;
+mod writer;
 
 pub use error::LoopsError;
 pub use http::router;
@@ -56,12 +58,29 @@ pub use queries::{
 pub use sweeper::{spawn_lost_run_sweeper, sweep_lost_runs, LOST_SWEEP_EVERY};
 pub use wire::{validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, Spent};
 
-/// What the ingest path keeps between rounds, one per store: the queue of
-/// SQLite's group commit and the histories of recently written runs.
+/// What the ingest path keeps between rounds, one per store: SQLite's
+/// writer of rounds and the histories of recently written runs.
 #[derive(Default)]
 pub struct IngestState {
-    pub(crate) queue: group_commit::RoundQueue,
-    pub(crate) recent: recent::RecentHistories,
+    pub(crate) writer: Option<writer::SqliteWriter>,
+    pub(crate) recent: std::sync::Arc<recent::RecentHistories>,
+}
+
+impl IngestState {
+    /// The state of a store on the SQLite database file `path`.
+    pub(crate) fn sqlite(path: &std::path::Path) -> Result<IngestState, crate::store::StoreError> {
+        let name = path.to_string_lossy();
+        if name.is_empty() || name == ":memory:" || name.starts_with("file:") {
+            // Another connection cannot reach an in-memory database.
+            return Err(crate::store::StoreError::Invalid {
+                field: "DATABASE_URL",
+                problem: "an in-memory SQLite database is not supported: name a database file",
+            });
+        }
+        let recent = std::sync::Arc::new(recent::RecentHistories::default());
+        let writer = writer::SqliteWriter::start(path, recent.clone())?;
+        Ok(IngestState { writer: Some(writer), recent })
+    }
 }
 
 impl std::fmt::Debug for IngestState {

@@ -45,6 +45,11 @@ impl RecentHistories {
         self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Drops whatever is kept of `run_id` (its round did not commit).
+    pub(super) fn forget(&self, run_id: i64) {
+        self.runs().remove(&run_id);
+    }
+
     /// The history of `run_id` when it was kept at `last_round`, taken out.
     pub(super) fn take(&self, run_id: i64, last_round: i64) -> Option<Vec<RoundInput>> {
         match self.runs().remove(&run_id) {

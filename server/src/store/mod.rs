@@ -130,7 +130,16 @@ impl Store {
                 })
             });
         let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
-        Ok(Store { pool, backend, ingest: Default::default() })
+        let ingest = match backend {
+            Backend::Sqlite => {
+                // The pool created the file; the writer of rounds opens its
+                // own connection on it.
+                let sqlite: sqlx::sqlite::SqliteConnectOptions = url.parse().map_err(StoreError::Connect)?;
+                crate::loops::IngestState::sqlite(sqlite.get_filename())?
+            }
+            Backend::Postgres => crate::loops::IngestState::default(),
+        };
+        Ok(Store { pool, backend, ingest: std::sync::Arc::new(ingest) })
     }
 
     /// Applies the migrations of this backend that have not run yet.

@@ -257,6 +257,23 @@ both_backends! {
         assert!(h.store.revoke_loop_token(h.team_id, other.token.id).await.unwrap());
         let (status, _) = call(&h.app, "GET", "/api/v1/loops/l/rounds", Some(&other.secret), None).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // A revoked token's round is refused and stores nothing.
+        let next = round(2, "b", &["x"], &[]).to_string();
+        let (status, _) = call(&h.app, "POST", "/api/v1/loops/l/rounds", Some(&other.secret), Some(next)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (_, rounds) = call(&h.app, "GET", "/api/v1/loops/l/rounds", Some(&h.token), None).await;
+        assert_eq!(rounds["rounds"].as_array().map(Vec::len), Some(1), "{rounds}");
+        // A stranger learns nothing about its body: 401 before 400 or 413.
+        for bad_body in ["{not json".to_string(), json!({"round": 1, "padding": "p".repeat(2 << 20)}).to_string()] {
+            for token in [None, Some("fpl_0000"), Some(other.secret.as_str())] {
+                let (status, _) =
+                    call(&h.app, "POST", "/api/v1/loops/l/rounds", token, Some(bad_body.clone())).await;
+                assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}");
+            }
+        }
+        let (status, _) =
+            call(&h.app, "POST", "/api/v1/loops/l/rounds", Some(&h.token), Some("{not json".to_string())).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
         let tokens = h.store.loop_tokens(h.team_id).await.unwrap();
         assert!(tokens.iter().any(|token| token.last_used_at.is_some()), "last use is recorded");
     }
