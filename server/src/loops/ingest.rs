@@ -221,35 +221,20 @@ impl Store {
     }
 
     /// [`Store::ingest_round`] for the holder of the loop token `secret`:
-    /// 401 unless the token is live. On SQLite the token is checked in the
-    /// round's own transaction on the writer's thread, which spares a
-    /// round trip through the pool on the hottest path.
+    /// 401 unless the token is live. The token is checked by the round's
+    /// first statement, in its transaction: no round trip of its own on
+    /// the hottest path.
     pub async fn ingest_round_with_token(
         &self,
         secret: &str,
         loop_name: &str,
         report: &RoundReport,
     ) -> Result<Ingested, LoopsError> {
-        match &self.ingest_state().writer {
-            Some(writer) => {
-                if !secret.starts_with(crate::accounts::LOOP_TOKEN_PREFIX) {
-                    return Err(LoopsError::Unauthorized);
-                }
-                let round = super::writer::PendingRound {
-                    team: RoundTeam::TokenHash(crate::accounts::hash_loop_token(secret)),
-                    loop_name: loop_name.to_string(),
-                    report: report.clone(),
-                    now: now_millis(),
-                };
-                writer.ingest(round).await
-            }
-            None => {
-                let hash = crate::accounts::hash_loop_token(secret);
-                let tx = begin_write(self).await?;
-                let team = RoundTeam::TokenHash(hash);
-                self.store_alone(tx, &team, loop_name, report, now_millis()).await
-            }
+        if !secret.starts_with(crate::accounts::LOOP_TOKEN_PREFIX) {
+            return Err(LoopsError::Unauthorized);
         }
+        let team = RoundTeam::TokenHash(crate::accounts::hash_loop_token(secret));
+        self.ingest_round_of(team, loop_name, report, now_millis()).await
     }
 
     /// [`Store::ingest_round`] at the time `now` (Unix milliseconds), for
@@ -261,40 +246,39 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        match self.backend() {
+        self.ingest_round_of(RoundTeam::Known(team_id), loop_name, report, now).await
+    }
+
+    async fn ingest_round_of(
+        &self,
+        team: RoundTeam,
+        loop_name: &str,
+        report: &RoundReport,
+        now: i64,
+    ) -> Result<Ingested, LoopsError> {
+        match (self.backend(), &self.ingest_state().writer) {
             // SQLite has one writer at a time: the writer's thread stores
             // every round, and rounds that arrive together share a
             // transaction (see `super::writer`).
-            Backend::Sqlite => {
-                let Some(writer) = &self.ingest_state().writer else {
-                    return Err(LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(
-                        "this SQLite store has no writer of rounds".to_string(),
-                    ))));
-                };
+            (Backend::Sqlite, Some(writer)) => {
                 let round = super::writer::PendingRound {
-                    team: RoundTeam::Known(team_id),
+                    team,
                     loop_name: loop_name.to_string(),
                     report: report.clone(),
                     now,
                 };
                 writer.ingest(round).await
             }
+            (Backend::Sqlite, None) => Err(LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(
+                "this SQLite store has no writer of rounds".to_string(),
+            )))),
             // PostgreSQL locks rows, not the database: rounds of different
             // loops commit side by side, each in its own transaction.
-            Backend::Postgres => self.ingest_round_alone(team_id, loop_name, report, now).await,
+            (Backend::Postgres, _) => {
+                let tx = begin_write(self).await?;
+                self.store_alone(tx, &team, loop_name, report, now).await
+            }
         }
-    }
-
-    /// Stores one round in a transaction of its own.
-    pub(super) async fn ingest_round_alone(
-        &self,
-        team_id: i64,
-        loop_name: &str,
-        report: &RoundReport,
-        now: i64,
-    ) -> Result<Ingested, LoopsError> {
-        let tx = begin_write(self).await?;
-        self.store_alone(tx, &RoundTeam::Known(team_id), loop_name, report, now).await
     }
 
     /// Stores one round in `tx`, just begun, and commits it.

@@ -45,6 +45,11 @@ impl RecentHistories {
         self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Drops every kept history.
+    pub(super) fn clear(&self) {
+        self.runs().clear();
+    }
+
     /// Drops whatever is kept of `run_id` (its round did not commit).
     pub(super) fn forget(&self, run_id: i64) {
         self.runs().remove(&run_id);

@@ -80,7 +80,19 @@ impl SqliteWriter {
                             Err(_) => break,
                         }
                     }
-                    write_batch(&connection, &recent, batch);
+                    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        write_batch(&connection, &recent, batch)
+                    }));
+                    if written.is_err() {
+                        // A bug, not bad input: the batch's senders were
+                        // dropped in the unwinding and answer 500. Nothing
+                        // of it stays, and the thread goes on with the next.
+                        tracing::error!("loops: the writer of rounds panicked; the batch was not stored");
+                        if !connection.is_autocommit() {
+                            let _ = connection.execute_batch("ROLLBACK");
+                        }
+                        recent.clear();
+                    }
                 }
             })
             .map_err(|error| StoreError::Connect(sqlx::Error::Io(error)))?;
