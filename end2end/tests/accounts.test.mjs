@@ -46,6 +46,7 @@ describe("accounts", () => {
     await visit(page, `${server.base}/`);
     await page.getByRole("link", { name: "Sign in", exact: true }).click();
     await page.waitForURL(`${server.base}/signin`);
+    await waitForHydration(page);
     await page.getByLabel("Email address").fill("reader@example.com");
     await page.getByRole("button", { name: "Mail me a sign-in link" }).click();
     await page.getByTestId("signin-sent").waitFor();
@@ -111,6 +112,9 @@ describe("accounts", () => {
 
     await page.getByRole("link", { name: "acme" }).click();
     await page.waitForURL(`${server.base}/teams/acme`);
+    // Each page loads its own code: a form sent while it is still on its
+    // way aborts the fetch, and the departing page reports that.
+    await waitForHydration(page);
     await page.getByLabel("New loop token, named").fill("nightly");
     await page.getByRole("button", { name: "Create token" }).click();
     const token = await page.getByTestId("new-token").locator("code").innerText();
@@ -128,8 +132,10 @@ describe("accounts", () => {
     await visit(page, `${server.base}/`);
     await page.getByRole("link", { name: "Loops", exact: true }).click();
     await page.waitForURL(`${server.base}/loops`);
+    await waitForHydration(page);
     await page.getByTestId("loop-nightly").getByRole("link").click();
     await page.getByTestId("chart").locator("svg").waitFor();
+    await waitForHydration(page);
     assert.match(await page.getByTestId("timeline").innerText(), /^a1$/);
     await page.getByTestId("stop").click();
     await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
