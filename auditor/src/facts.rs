@@ -15,17 +15,18 @@
 //! Interpolations inside strings (f-strings, template literals, `$(...)`) are
 //! code and are walked.
 
-/// The walk's hash tables: foldhash, seeded per process, rather than the
-/// standard library's SipHash. Their keys are node ids and identifiers of
-/// the audited file; hashing them was a tenth of a 2,000-line audit.
-pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 use std::ops::Range;
 
 use tree_sitter::{Node, Tree};
 
 use crate::language::Family;
 use crate::words::canonical_words;
+
+/// The walk's hash tables: foldhash, seeded per process, rather than the
+/// standard library's SipHash. Their keys are node ids and identifiers of
+/// the audited file; hashing them was a tenth of a 2,000-line audit.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// How many nodes a sub-walk (one condition, one argument list) may visit.
 const SUBWALK_LIMIT: usize = 512;

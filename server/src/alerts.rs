@@ -177,14 +177,14 @@ pub fn alert_client(allow_private: bool) -> reqwest::Client {
     builder.build().unwrap_or_default()
 }
 
-/// Queues an alert for the team if it has a webhook (inside the caller's
-/// transaction).
 /// The statement of [`enqueue`], for callers with a transaction of
 /// another kind: team, loop, kind, payload, time.
 pub(crate) const ENQUEUE: &str =
     "INSERT INTO alert_deliveries (team_id, loop_name, kind, payload, status, attempts, next_attempt_at, created_at) \
      SELECT $1, $2, $3, $4, 'pending', 0, $5, $5 WHERE EXISTS (SELECT 1 FROM team_webhooks WHERE team_id = $1)";
 
+/// Queues an alert for the team if it has a webhook (inside the caller's
+/// transaction).
 pub async fn enqueue(
     tx: &mut Transaction<'static, Any>,
     team_id: i64,

@@ -131,10 +131,10 @@ pub(super) trait RoundDb {
     }
 }
 
-/// A sqlx transaction (PostgreSQL).
+/// A sqlx transaction on PostgreSQL (SQLite's rounds go through
+/// [`SqliteDb`] on the writer's thread).
 pub(super) struct SqlxDb<'a> {
     pub tx: &'a mut Transaction<'static, Any>,
-    pub backend: Backend,
 }
 
 fn bind_all<'q>(
@@ -164,7 +164,7 @@ impl DbRow for sqlx::any::AnyRow {
 
 impl RoundDb for SqlxDb<'_> {
     fn backend(&self) -> Backend {
-        self.backend
+        Backend::Postgres
     }
 
     async fn rows<T, F>(&mut self, sql: &str, args: Vec<Arg>, decode: F) -> Result<Vec<T>, StoreError>

@@ -78,7 +78,8 @@ async fn post_round(
             return Err(error);
         }
     };
-    // The token is checked with the round (in its transaction on SQLite).
+    // The token is checked by the round's first statement, in its
+    // transaction.
     let ingested = store.ingest_round_with_token(token, &loop_name, &report).await?;
     if let Some(event) = ingested.event {
         live.publish(event);

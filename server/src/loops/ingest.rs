@@ -143,6 +143,9 @@ const INSERT_ROUND: &str =
      VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
      $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)";
 
+/// [`INSERT_ROUND`] giving back the round's id (built once, not per round).
+static INSERT_ROUND_RETURNING_ID: LazyLock<String> = LazyLock::new(|| format!("{INSERT_ROUND} RETURNING id"));
+
 /// A round's run after it: state, exit, last round, time, whether it
 /// ended, run id.
 const UPDATE_RUN: &str =
@@ -291,7 +294,7 @@ impl Store {
         now: i64,
     ) -> Result<Ingested, LoopsError> {
         let recent = &self.ingest_state().recent;
-        let mut db = SqlxDb { tx: &mut tx, backend: self.backend() };
+        let mut db = SqlxDb { tx: &mut tx };
         let mut ingested = store_round(&mut db, recent, team, loop_name, report, now).await?;
         if ingested.event.is_some() {
             tx.commit().await?;
@@ -597,8 +600,7 @@ pub(super) async fn store_round(
     };
     event.id = match backend {
         Backend::Sqlite => {
-            let round_id =
-                db.one(&format!("{INSERT_ROUND} RETURNING id"), round_args, |row| row.req_int(0)).await?;
+            let round_id = db.one(&INSERT_ROUND_RETURNING_ID, round_args, |row| row.req_int(0)).await?;
             insert_findings(db, round_id, &report.findings, 0).await?;
             db.execute(UPDATE_RUN, update_run).await?;
             round_id

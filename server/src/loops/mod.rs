@@ -14,8 +14,8 @@
 //! - **Rounds of one loop are serialised.** The transaction starts by
 //!   writing the loop's row (SQLite: the writer's `BEGIN IMMEDIATE`;
 //!   PostgreSQL: the upsert locks the row), so two senders of the same
-//!   round cannot both
-//!   store it: the second finds the first's row and answers from it.
+//!   round cannot both store it: the second finds the first's row and
+//!   answers from it.
 //! - **The same round gets the same answer.** A round is stored with its
 //!   classification and the operator commands it delivered; sending it
 //!   again (same body, see [`RoundReport::body_hash`]) replays that answer.
