@@ -8,6 +8,7 @@
 # profile, so the tests exercise (and measure) what users download.
 source "$(dirname "$0")/lib.sh"
 mode="${1:-release}"
+script="$(realpath "$0")"
 cd "$ROOT"
 export_wasm_env
 # wasm-opt comes from the npm package binaryen (Debian's is too old).
@@ -22,6 +23,16 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-args=--emit-relocs" \
   --profile wasm-release --quiet
 pkg="$SITE_ROOT/pkg"
 mkdir -p "$pkg"
+# Splitting, wasm-bindgen and wasm-opt over 125 modules take minutes; they
+# run again only when their input or this script changed. The stamp holds
+# the checksums of both.
+stamp_of() { sha256sum "$1" "$script" | awk '{print $1}' | tr '\n' ' '; }
+app_wasm="$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
+app_stamp="$pkg/.app.stamp"
+if [ -f "$app_stamp" ] && [ -f "$pkg/fixedpoint_bg.wasm" ] && [ "$(cat "$app_stamp")" = "$(stamp_of "$app_wasm")" ]; then
+  log "the browser bundle is unchanged: split modules kept"
+else
+rm -f "$app_stamp"
 split="$TARGET_DIR/wasm-split"
 rm -rf "$split" && mkdir -p "$split"
 rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split.js*
@@ -41,10 +52,17 @@ for module in "$pkg/fixedpoint_bg.wasm" "$split"/split_*.wasm "$split"/chunk_*.w
   printf '%s\n' "$output" | grep -v -e '^warning: unknown name subsection with id 3 at' -e '^$' >&2 || true
 done
 cp "$split/__wasm_split.js" "$pkg/"
+stamp_of "$app_wasm" > "$app_stamp"
+fi
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
 cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet
-wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
+engine_wasm="$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
+engine_stamp="$pkg/.auditor.stamp"
+if [ -f "$engine_stamp" ] && [ -f "$pkg/auditor_bg.wasm" ] && [ "$(cat "$engine_stamp")" = "$(stamp_of "$engine_wasm")" ]; then
+  log "the auditor's bundle is unchanged: kept"
+else
+rm -f "$engine_stamp"
+wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor "$engine_wasm"
 # A grammar's scanner that calls a libc function outside tree-sitter's shim
 # would import it from "env" and the module would fail to instantiate.
 node -e '
@@ -52,17 +70,23 @@ node -e '
   const env = imports.filter((i) => i.module === "env").map((i) => i.name);
   if (env.length) { console.error("auditor_bg.wasm imports from env: " + env.join(", ")); process.exit(1); }
 ' "$pkg/auditor_bg.wasm"
-cp style/main.css "$pkg/fixedpoint.css"
+stamp_of "$engine_wasm" > "$engine_stamp"
+fi
+cp -p style/main.css "$pkg/fixedpoint.css"
 # Precompressed copies, served in place of compressing on every request:
 # brotli (quality 11) is about a quarter smaller than gzip on the grammars.
+# A file whose copies are newer than itself is not compressed again.
 log "precompressing the bundle (brotli and gzip)"
-rm -f "$pkg"/*.br "$pkg"/*.gz
 node -e '
   const zlib = require("zlib"), fs = require("fs"), path = require("path");
   const dir = process.argv[1];
+  const mtime = (f) => { try { return fs.statSync(f).mtimeMs; } catch { return -1; } };
   for (const name of fs.readdirSync(dir)) {
     if (!/\.(wasm|js|css)$/.test(name)) continue;
-    const file = path.join(dir, name), data = fs.readFileSync(file);
+    const file = path.join(dir, name);
+    const made = mtime(file);
+    if (mtime(file + ".br") >= made && mtime(file + ".gz") >= made) continue;
+    const data = fs.readFileSync(file);
     fs.writeFileSync(file + ".br", zlib.brotliCompressSync(data, { params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length } }));
     fs.writeFileSync(file + ".gz", zlib.gzipSync(data, { level: 9 }));
