@@ -246,6 +246,17 @@ enum FrameRole {
     Decorator(usize),
 }
 
+/// What the walk does after entering a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Its frame is pushed; walk its children.
+    Descend,
+    /// Its frame is pushed; its children hold nothing to read.
+    Skip,
+    /// A plain leaf: no frame was pushed.
+    Leaf,
+}
+
 struct Frame<'t> {
     node: Node<'t>,
     role: FrameRole,
@@ -355,6 +366,42 @@ fn syn(family: Family, kind: &str) -> Syn {
     }
 }
 
+/// What a node kind tells a clause's sub-walk (see [`Walker::collect`]):
+/// decided once per kind id, so the sub-walk never converts a node's kind to
+/// a string. Operator marks apply to anonymous nodes, the others to named
+/// ones, as the kinds' names say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Ordering,
+    Equality,
+    Membership,
+    Negation,
+    TestOperator,
+    NegatedNode,
+    Number,
+    NoneLiteral,
+    Subscript,
+    /// A Bash string whose text is literal (`'...'`, `$'...'`).
+    BashLiteral,
+    Plain,
+}
+
+fn mark_of(family: Family, kind: &str) -> Mark {
+    match kind {
+        "<" | "<=" | ">" | ">=" | "-lt" | "-le" | "-gt" | "-ge" => Mark::Ordering,
+        "==" | "!=" | "===" | "!==" | "is" | "-eq" | "-ne" | "=" | "is not" | "=~" => Mark::Equality,
+        "in" | "not in" => Mark::Membership,
+        "not" | "!" => Mark::Negation,
+        "test_operator" => Mark::TestOperator,
+        "negated_command" | "not_operator" => Mark::NegatedNode,
+        "raw_string" | "ansi_c_string" if family == Family::Bash => Mark::BashLiteral,
+        "subscript" | "subscript_expression" | "index_expression" => Mark::Subscript,
+        _ if is_number_kind(kind) => Mark::Number,
+        _ if is_none_kind(kind) => Mark::NoneLiteral,
+        _ => Mark::Plain,
+    }
+}
+
 fn is_identifier_kind(kind: &str) -> bool {
     matches!(
         kind,
@@ -415,6 +462,11 @@ struct Walker<'s, 't> {
     /// What each node kind of the grammar is, by kind id: matching strings
     /// for every node of a large file costs more than the rest of the walk.
     kinds: Vec<(Syn, bool)>,
+    /// What each node kind tells a clause, by kind id.
+    marks: Vec<Mark>,
+    /// How many frames are retry decorators: while none is, no call or
+    /// argument needs to look for one above it.
+    decorator_frames: usize,
     /// Field ids of the grammar by name (see [`FIELD_NAMES`]).
     fields: Vec<(&'static str, Option<u16>)>,
     /// Whether the tree has a syntax error anywhere: when it has none, no
@@ -433,6 +485,16 @@ fn kind_table(tree: &Tree, family: Family) -> Vec<(Syn, bool)> {
         .map(|id| {
             let kind = u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or("");
             (syn(family, kind), is_identifier_kind(kind))
+        })
+        .collect()
+}
+
+/// The clause mark of every node kind of a grammar, by kind id.
+fn mark_table(tree: &Tree, family: Family) -> Vec<Mark> {
+    let language = tree.language();
+    (0..language.node_kind_count())
+        .map(|id| {
+            mark_of(family, u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or(""))
         })
         .collect()
 }
@@ -466,6 +528,8 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         flags: HashMap::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
+        marks: mark_table(tree, family),
+        decorator_frames: 0,
         fields: field_table(tree),
         has_errors: tree.root_node().has_error(),
         call_nesting: Vec::new(),
@@ -545,18 +609,21 @@ impl<'s, 't> Walker<'s, 't> {
         let mut cursor = tree.walk();
         loop {
             let node = cursor.node();
-            let descend = self.enter(node);
-            if descend && cursor.goto_first_child() {
+            let step = self.enter(node);
+            if step == Step::Descend && cursor.goto_first_child() {
                 continue;
             }
-            loop {
+            if step != Step::Leaf {
                 self.leave();
+            }
+            loop {
                 if cursor.goto_next_sibling() {
                     break;
                 }
                 if !cursor.goto_parent() {
                     return;
                 }
+                self.leave();
             }
         }
     }
@@ -578,7 +645,9 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    fn enter(&mut self, node: Node<'t>) -> bool {
+    /// Reads one node; pushes its frame unless it is a plain leaf (most
+    /// nodes are: names, punctuation, keywords), which nothing looks up.
+    fn enter(&mut self, node: Node<'t>) -> Step {
         if self.has_errors && (node.is_error() || node.is_missing()) && self.facts.parse_errors.len() < 8 {
             self.facts.parse_errors.push(node.byte_range());
         }
@@ -588,7 +657,11 @@ impl<'s, 't> Walker<'s, 't> {
             // while something below may hold one, read nothing else.
             self.frames.push(Frame { node, role: FrameRole::Str });
             self.string_nesting.push(true);
-            return node.named_child_count() > 0 && syntax != Syn::SkipAll;
+            return if node.named_child_count() > 0 && syntax != Syn::SkipAll {
+                Step::Descend
+            } else {
+                Step::Skip
+            };
         }
         let mut role = FrameRole::Plain;
         let mut descend = true;
@@ -612,6 +685,9 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
         }
+        if matches!(role, FrameRole::Plain) && node.child_count() == 0 {
+            return Step::Leaf;
+        }
         let index = self.frames.len();
         match role {
             FrameRole::Loop(_) => self.loop_frames.push(index),
@@ -620,10 +696,15 @@ impl<'s, 't> Walker<'s, 't> {
             FrameRole::Str => self.string_nesting.push(true),
             FrameRole::Interp => self.string_nesting.push(false),
             FrameRole::Call { is_log } => self.call_nesting.push(is_log),
+            FrameRole::Decorator(_) => self.decorator_frames += 1,
             _ => {}
         }
         self.frames.push(Frame { node, role });
-        descend
+        if descend {
+            Step::Descend
+        } else {
+            Step::Skip
+        }
     }
 
     fn leave(&mut self) {
@@ -645,6 +726,7 @@ impl<'s, 't> Walker<'s, 't> {
             FrameRole::Call { .. } => {
                 self.call_nesting.pop();
             }
+            FrameRole::Decorator(_) => self.decorator_frames -= 1,
             _ => {}
         }
     }
@@ -911,6 +993,9 @@ impl<'s, 't> Walker<'s, 't> {
     fn current_decorator_loop(&self) -> Option<usize> {
         // Only calls inside the decorator expressions configure the retry
         // loop, not calls in the decorated function's body.
+        if self.decorator_frames == 0 {
+            return None;
+        }
         let mut saw_decorator_node = false;
         for frame in self.frames.iter().rev().take(16) {
             if frame.node.kind() == "decorator" {
@@ -1560,17 +1645,20 @@ impl<'s, 't> Walker<'s, 't> {
         // Each entry: the node and whether it sits inside a string literal.
         let mut stack: Vec<(Node<'_>, bool)> = nodes.iter().rev().map(|n| (*n, false)).collect();
         let mut visited = 0;
+        // One cursor for the whole sub-walk: a new one per node is an
+        // allocation per node.
+        let mut cursor = nodes.first().map(|node| node.walk());
         while let Some((node, in_string)) = stack.pop() {
             visited += 1;
             if visited > SUBWALK_LIMIT {
                 break;
             }
-            let kind = node.kind();
             let (syntax, identifier) = self.kind_of(node);
             if syntax == Syn::Comment {
                 continue;
             }
-            let bash_literal = self.family == Family::Bash && matches!(kind, "raw_string" | "ansi_c_string");
+            let mark = self.marks.get(usize::from(node.kind_id())).copied().unwrap_or(Mark::Plain);
+            let bash_literal = mark == Mark::BashLiteral;
             if syntax == Syn::SkipAll && !bash_literal {
                 continue;
             }
@@ -1591,20 +1679,18 @@ impl<'s, 't> Walker<'s, 't> {
             }
             if !node.is_named() {
                 if !in_string {
-                    match kind {
-                        "<" | "<=" | ">" | ">=" | "-lt" | "-le" | "-gt" | "-ge" => clause.ordering = true,
-                        "==" | "!=" | "===" | "!==" | "is" | "-eq" | "-ne" | "=" | "is not" | "=~" => {
-                            clause.equality = true
-                        }
-                        "in" | "not in" => clause.membership = true,
-                        "not" | "!" => clause.negated = true,
+                    match mark {
+                        Mark::Ordering => clause.ordering = true,
+                        Mark::Equality => clause.equality = true,
+                        Mark::Membership => clause.membership = true,
+                        Mark::Negation => clause.negated = true,
                         _ => {}
                     }
                 }
                 continue;
             }
             if !in_string {
-                if kind == "test_operator" {
+                if mark == Mark::TestOperator {
                     match self.text(node) {
                         "-lt" | "-le" | "-gt" | "-ge" => clause.ordering = true,
                         "-eq" | "-ne" => clause.equality = true,
@@ -1612,15 +1698,15 @@ impl<'s, 't> Walker<'s, 't> {
                         "-f" | "-e" | "-d" | "-s" => clause.callees.push("exists".to_string()),
                         _ => {}
                     }
-                } else if kind == "negated_command" || kind == "not_operator" {
+                } else if mark == Mark::NegatedNode {
                     clause.negated = true;
-                } else if is_number_kind(kind) {
+                } else if mark == Mark::Number {
                     clause.number = true;
                     let text = self.text(node);
                     if text == "0" || text == "0.0" {
                         clause.zero = true;
                     }
-                } else if is_none_kind(kind) {
+                } else if mark == Mark::NoneLiteral {
                     clause.none_literal = true;
                 } else if identifier && node.child_count() == 0 {
                     let text = self.text(node);
@@ -1638,7 +1724,7 @@ impl<'s, 't> Walker<'s, 't> {
                         clause.idents.push(text.to_string());
                         clause.words.extend(canonical_words(text));
                     }
-                } else if matches!(kind, "subscript" | "subscript_expression" | "index_expression") {
+                } else if mark == Mark::Subscript {
                     // `state["score"]` names a field as surely as `state.score`.
                     let index = self.field(node, "subscript").or_else(|| self.field(node, "index"));
                     if let Some(index) = index.filter(|i| matches!(self.syn_of(*i), Syn::Str)) {
@@ -1660,8 +1746,9 @@ impl<'s, 't> Walker<'s, 't> {
             // Children in order onto the stack, then reversed in place, so
             // they pop in source order (a cursor steps; `child(i)` rescans).
             let first = stack.len();
-            let mut cursor = node.walk();
-            stack.extend(node.children(&mut cursor).map(|child| (child, in_string)));
+            if let Some(cursor) = cursor.as_mut() {
+                stack.extend(node.children(cursor).map(|child| (child, in_string)));
+            }
             stack[first..].reverse();
         }
         clause.words.sort();

@@ -28,7 +28,11 @@ pub(crate) fn split_identifier(text: &str) -> Vec<String> {
                 flush(&mut current, &mut words);
             }
         }
-        current.extend(ch.to_lowercase());
+        if ch.is_ascii() {
+            current.push(ch.to_ascii_lowercase());
+        } else {
+            current.extend(ch.to_lowercase());
+        }
         previous = Some(ch);
     }
     flush(&mut current, &mut words);

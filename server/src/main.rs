@@ -6,6 +6,8 @@ use clap::Parser;
 
 /// mimalloc: an audit and an ingested round are many small allocations, and
 /// it serves them faster than glibc's allocator (the benchmarks use it too).
+/// With its `override` feature it also stands in for the C allocator, so
+/// tree-sitter's parser and trees and SQLite use it as well.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

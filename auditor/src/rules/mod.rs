@@ -32,20 +32,22 @@ pub(crate) mod e8_external_event;
 pub(crate) struct ClauseView<'a> {
     pub clause: &'a Clause,
     pub role: Role,
-    pub words: HashSet<String>,
+    /// The clause's words, its names' aliases' words and its callees',
+    /// borrowed from the facts.
+    pub words: HashSet<&'a str>,
     pub literals: HashSet<&'a str>,
     pub callees: HashSet<&'a str>,
 }
 
 impl<'a> ClauseView<'a> {
     pub(crate) fn new(facts: &'a Facts, clause: &'a Clause, role: Role) -> ClauseView<'a> {
-        let mut words: HashSet<String> = clause.words.iter().cloned().collect();
+        let mut words: HashSet<&'a str> = clause.words.iter().map(String::as_str).collect();
         for ident in &clause.idents {
             if let Some((alias_words, _)) = facts.aliases.get(ident) {
-                words.extend(alias_words.iter().cloned());
+                words.extend(alias_words.iter().map(String::as_str));
             }
         }
-        words.extend(clause.callees.iter().cloned());
+        words.extend(clause.callees.iter().map(String::as_str));
         ClauseView {
             clause,
             role,
