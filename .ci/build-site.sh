@@ -23,55 +23,61 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-args=--emit-relocs" \
   --profile wasm-release --quiet
 pkg="$SITE_ROOT/pkg"
 mkdir -p "$pkg"
-# Splitting, wasm-bindgen and wasm-opt over 125 modules take minutes; they
-# run again only when their input or this script changed. The stamp holds
-# the checksums of both.
-stamp_of() { sha256sum "$1" "$script" | awk '{print $1}' | tr '\n' ' '; }
-app_wasm="$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm"
-app_stamp="$pkg/.app.stamp"
-if [ -f "$app_stamp" ] && [ -f "$pkg/fixedpoint_bg.wasm" ] && [ "$(cat "$app_stamp")" = "$(stamp_of "$app_wasm")" ]; then
-  log "the browser bundle is unchanged: split modules kept"
-else
-rm -f "$app_stamp"
-split="$TARGET_DIR/wasm-split"
-rm -rf "$split" && mkdir -p "$split"
-rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split.js*
-log "splitting the bundle at the lazy routes"
-wasm-split-cli "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$split" --out-name fixedpoint
-wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$pkg" --out-name fixedpoint \
-  "$split/fixedpoint.wasm"
-# wasm-opt warns once per split module about the linker's name subsection 3
-# (it drops names anyway); other output, and failures, still show.
-for module in "$pkg/fixedpoint_bg.wasm" "$split"/split_*.wasm "$split"/chunk_*.wasm; do
-  [ -f "$module" ] || continue
-  if ! output=$(wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals "$module" -o "$pkg/$(basename "$module")" 2>&1); then
-    printf '%s\n' "$output" >&2
-    die "wasm-opt failed on $module"
+
+# when_changed INPUT OUTPUT STAMP COMMAND...: runs COMMAND unless INPUT and
+# this script are what they were when it last succeeded, and OUTPUT is still
+# there. Splitting, wasm-bindgen and wasm-opt over 125 modules take minutes;
+# a warm build with nothing changed skips them. STAMP holds the checksums.
+when_changed() {
+  local input="$1" output="$2" stamp="$3" sums
+  shift 3
+  sums="$(sha256sum "$input" "$script" | awk '{print $1}' | tr '\n' ' ')"
+  if [ -f "$stamp" ] && [ -f "$output" ] && [ "$(cat "$stamp")" = "$sums" ]; then
+    log "$(basename "$output") is up to date with $(basename "$input"): kept"
+    return 0
   fi
-  printf '%s\n' "$output" | grep -v -e '^warning: unknown name subsection with id 3 at' -e '^$' >&2 || true
-done
-cp "$split/__wasm_split.js" "$pkg/"
-stamp_of "$app_wasm" > "$app_stamp"
-fi
+  rm -f "$stamp"
+  "$@"
+  printf '%s' "$sums" > "$stamp"
+}
+
+split_app_bundle() {
+  split="$TARGET_DIR/wasm-split"
+  rm -rf "$split" && mkdir -p "$split"
+  rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split.js*
+  log "splitting the bundle at the lazy routes"
+  wasm-split-cli "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$split" --out-name fixedpoint
+  wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$pkg" --out-name fixedpoint \
+    "$split/fixedpoint.wasm"
+  # wasm-opt warns once per split module about the linker's name subsection 3
+  # (it drops names anyway); other output, and failures, still show.
+  for module in "$pkg/fixedpoint_bg.wasm" "$split"/split_*.wasm "$split"/chunk_*.wasm; do
+    [ -f "$module" ] || continue
+    if ! output=$(wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+      --enable-mutable-globals "$module" -o "$pkg/$(basename "$module")" 2>&1); then
+      printf '%s\n' "$output" >&2
+      die "wasm-opt failed on $module"
+    fi
+    printf '%s\n' "$output" | grep -v -e '^warning: unknown name subsection with id 3 at' -e '^$' >&2 || true
+  done
+  cp "$split/__wasm_split.js" "$pkg/"
+}
+when_changed "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$pkg/fixedpoint_bg.wasm" \
+  "$pkg/.app.stamp" split_app_bundle
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
 cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet
 engine_wasm="$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
-engine_stamp="$pkg/.auditor.stamp"
-if [ -f "$engine_stamp" ] && [ -f "$pkg/auditor_bg.wasm" ] && [ "$(cat "$engine_stamp")" = "$(stamp_of "$engine_wasm")" ]; then
-  log "the auditor's bundle is unchanged: kept"
-else
-rm -f "$engine_stamp"
-wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor "$engine_wasm"
-# A grammar's scanner that calls a libc function outside tree-sitter's shim
-# would import it from "env" and the module would fail to instantiate.
-node -e '
-  const imports = WebAssembly.Module.imports(new WebAssembly.Module(require("fs").readFileSync(process.argv[1])));
-  const env = imports.filter((i) => i.module === "env").map((i) => i.name);
-  if (env.length) { console.error("auditor_bg.wasm imports from env: " + env.join(", ")); process.exit(1); }
-' "$pkg/auditor_bg.wasm"
-stamp_of "$engine_wasm" > "$engine_stamp"
-fi
+bind_engine() {
+  wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor "$engine_wasm"
+  # A grammar's scanner that calls a libc function outside tree-sitter's shim
+  # would import it from "env" and the module would fail to instantiate.
+  node -e '
+    const imports = WebAssembly.Module.imports(new WebAssembly.Module(require("fs").readFileSync(process.argv[1])));
+    const env = imports.filter((i) => i.module === "env").map((i) => i.name);
+    if (env.length) { console.error("auditor_bg.wasm imports from env: " + env.join(", ")); process.exit(1); }
+  ' "$pkg/auditor_bg.wasm"
+}
+when_changed "$engine_wasm" "$pkg/auditor_bg.wasm" "$pkg/.auditor.stamp" bind_engine
 cp -p style/main.css "$pkg/fixedpoint.css"
 # Precompressed copies, served in place of compressing on every request:
 # brotli (quality 11) is about a quarter smaller than gzip on the grammars.
