@@ -396,8 +396,8 @@ fn mark_of(family: Family, kind: &str) -> Mark {
         "negated_command" | "not_operator" => Mark::NegatedNode,
         "raw_string" | "ansi_c_string" if family == Family::Bash => Mark::BashLiteral,
         "subscript" | "subscript_expression" | "index_expression" => Mark::Subscript,
-        _ if is_number_kind(kind) => Mark::Number,
-        _ if is_none_kind(kind) => Mark::NoneLiteral,
+        "integer" | "float" | "number" | "int_literal" | "float_literal" | "integer_literal" => Mark::Number,
+        "none" | "null" | "nil" | "undefined" => Mark::NoneLiteral,
         _ => Mark::Plain,
     }
 }
@@ -420,14 +420,6 @@ fn is_identifier_kind(kind: &str) -> bool {
             | "primitive_type"
             | "metavariable"
     )
-}
-
-fn is_number_kind(kind: &str) -> bool {
-    matches!(kind, "integer" | "float" | "number" | "int_literal" | "float_literal" | "integer_literal")
-}
-
-fn is_none_kind(kind: &str) -> bool {
-    matches!(kind, "none" | "null" | "nil" | "undefined")
 }
 
 fn last_identifier(text: &str) -> &str {
@@ -459,11 +451,10 @@ struct Walker<'s, 't> {
     guard_frames: Vec<usize>,
     clause_memo: HashMap<usize, Vec<usize>>,
     flags: HashMap<usize, String>,
-    /// What each node kind of the grammar is, by kind id: matching strings
-    /// for every node of a large file costs more than the rest of the walk.
-    kinds: Vec<(Syn, bool)>,
-    /// What each node kind tells a clause, by kind id.
-    marks: Vec<Mark>,
+    /// What each node kind of the grammar is, whether it names something
+    /// and what it tells a clause, by kind id: matching strings for every
+    /// node of a large file costs more than the rest of the walk.
+    kinds: Vec<(Syn, bool, Mark)>,
     /// How many frames are retry decorators: while none is, no call or
     /// argument needs to look for one above it.
     decorator_frames: usize,
@@ -478,25 +469,22 @@ struct Walker<'s, 't> {
     call_nesting: Vec<bool>,
 }
 
-/// The role and identifier-ness of every node kind of a grammar, by kind id.
-fn kind_table(tree: &Tree, family: Family) -> Vec<(Syn, bool)> {
+/// The role, identifier-ness and clause mark of every node kind of a
+/// grammar, by kind id.
+fn kind_table(tree: &Tree, family: Family) -> Vec<(Syn, bool, Mark)> {
     let language = tree.language();
     (0..language.node_kind_count())
         .map(|id| {
-            let kind = u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or("");
-            (syn(family, kind), is_identifier_kind(kind))
+            kind_entry(
+                family,
+                u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or(""),
+            )
         })
         .collect()
 }
 
-/// The clause mark of every node kind of a grammar, by kind id.
-fn mark_table(tree: &Tree, family: Family) -> Vec<Mark> {
-    let language = tree.language();
-    (0..language.node_kind_count())
-        .map(|id| {
-            mark_of(family, u16::try_from(id).ok().and_then(|id| language.node_kind_for_id(id)).unwrap_or(""))
-        })
-        .collect()
+fn kind_entry(family: Family, kind: &str) -> (Syn, bool, Mark) {
+    (syn(family, kind), is_identifier_kind(kind), mark_of(family, kind))
 }
 
 /// Builds the facts of one parsed file.
@@ -528,7 +516,6 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         flags: HashMap::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
-        marks: mark_table(tree, family),
         decorator_frames: 0,
         fields: field_table(tree),
         has_errors: tree.root_node().has_error(),
@@ -595,10 +582,16 @@ impl<'s, 't> Walker<'s, 't> {
     /// What `node`'s kind is and whether it names something, from the
     /// grammar's table (by kind id, no string comparison).
     fn kind_of(&self, node: Node<'_>) -> (Syn, bool) {
+        let (syntax, identifier, _) = self.kind_entry(node);
+        (syntax, identifier)
+    }
+
+    /// Everything the table knows of `node`'s kind.
+    fn kind_entry(&self, node: Node<'_>) -> (Syn, bool, Mark) {
         self.kinds
             .get(usize::from(node.kind_id()))
             .copied()
-            .unwrap_or_else(|| (syn(self.family, node.kind()), is_identifier_kind(node.kind())))
+            .unwrap_or_else(|| kind_entry(self.family, node.kind()))
     }
 
     fn syn_of(&self, node: Node<'_>) -> Syn {
@@ -1653,11 +1646,10 @@ impl<'s, 't> Walker<'s, 't> {
             if visited > SUBWALK_LIMIT {
                 break;
             }
-            let (syntax, identifier) = self.kind_of(node);
+            let (syntax, identifier, mark) = self.kind_entry(node);
             if syntax == Syn::Comment {
                 continue;
             }
-            let mark = self.marks.get(usize::from(node.kind_id())).copied().unwrap_or(Mark::Plain);
             let bash_literal = mark == Mark::BashLiteral;
             if syntax == Syn::SkipAll && !bash_literal {
                 continue;
