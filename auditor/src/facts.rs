@@ -145,6 +145,8 @@ pub(crate) struct CallFact {
 #[derive(Debug, Clone)]
 pub(crate) struct KwargFact {
     pub name: String,
+    /// The canonical words of `name`, which every rule asks for.
+    pub name_words: Vec<String>,
     pub range: Range<usize>,
     pub value_text: String,
     pub value_words: Vec<String>,
@@ -1340,6 +1342,7 @@ impl<'s, 't> Walker<'s, 't> {
         };
         self.facts.kwargs.push(KwargFact {
             name: name.to_string(),
+            name_words: canonical_words(name),
             range: node.byte_range(),
             value_text: value_text.to_string(),
             value_words: collected.clause.words,
@@ -1572,6 +1575,20 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn boolean_parts(&self, node: Node<'t>) -> Option<Vec<Node<'t>>> {
         let kind = node.kind();
+        // Most clauses are not boolean at all: decide by kind before walking
+        // their children.
+        if !matches!(
+            kind,
+            "parenthesized_expression"
+                | "boolean_operator"
+                | "binary_expression"
+                | "list"
+                | "let_chain"
+                | "condition_clause"
+                | "test_command"
+        ) {
+            return None;
+        }
         let mut cursor = node.walk();
         let named: Vec<Node<'t>> =
             node.named_children(&mut cursor).filter(|c| !matches!(self.syn_of(*c), Syn::Comment)).collect();
@@ -1597,16 +1614,19 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn sides_of(&self, node: Node<'t>) -> Option<[(Vec<String>, Option<String>); 2]> {
-        let named = self.children_named(node);
         let is_comparison = match node.kind() {
-            "comparison_operator" => named.len() == 2,
+            "comparison_operator" => true,
             "binary_expression" => {
                 let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
                 matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne")
             }
             _ => false,
         };
-        if !is_comparison || named.len() != 2 {
+        if !is_comparison {
+            return None;
+        }
+        let named = self.children_named(node);
+        if named.len() != 2 {
             return None;
         }
         let side = |n: Node<'t>| {

@@ -107,8 +107,8 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
 }
 
 /// The words of a keyword argument's name.
-pub(crate) fn name_words(kwarg: &KwargFact) -> Vec<String> {
-    crate::words::canonical_words(&kwarg.name)
+pub(crate) fn name_words(kwarg: &KwargFact) -> &[String] {
+    &kwarg.name_words
 }
 
 /// A keyword value that switches a bound off rather than setting one.
