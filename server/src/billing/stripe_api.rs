@@ -141,12 +141,18 @@ impl StripeApi {
         Ok(CreatedSession { id: session.id.as_str().to_string(), url })
     }
 
-    pub async fn checkout_session(&self, id: &str) -> Result<SessionState, BillingError> {
-        let session = RetrieveCheckoutSession::new(id).send(&self.client).await.map_err(failed)?;
-        Ok(SessionState {
+    /// The session's state, or `None` when Stripe answers that it has no
+    /// such session (404), which is not the same as failing to answer.
+    pub async fn checkout_session(&self, id: &str) -> Result<Option<SessionState>, BillingError> {
+        let session = match RetrieveCheckoutSession::new(id).send(&self.client).await {
+            Ok(session) => session,
+            Err(stripe::StripeError::Stripe(_, 404)) => return Ok(None),
+            Err(error) => return Err(failed(error)),
+        };
+        Ok(Some(SessionState {
             status: session.status.map(|status| status.as_str().to_string()).unwrap_or_default(),
             subscription: session.subscription.map(|subscription| subscription.id().as_str().to_string()),
-        })
+        }))
     }
 
     pub async fn expire_checkout(&self, id: &str) -> Result<SessionState, BillingError> {

@@ -3,7 +3,10 @@
 //! hold it asks Stripe to expire the session and reads the session's final
 //! state: `expired` releases the seat, `complete` makes it paid (the
 //! completed event may still be on its way), `open` leaves it for the next
-//! sweep. A clock alone never releases a seat.
+//! sweep. A session Stripe answers it has never heard of (404: made with
+//! other keys, or the id was garbled) can never be paid, so its seat is
+//! released too; a Stripe that does not answer releases nothing. A clock
+//! alone never releases a seat.
 
 use std::time::Duration;
 
@@ -55,6 +58,16 @@ pub async fn sweep(state: &AppState, grace: Duration) -> Result<SweepReport, Bil
                     .await?;
                 report.paid += 1;
             }
+            Ok(SessionEnd::Unknown) => {
+                tracing::warn!(
+                    hold = hold.id,
+                    session,
+                    "Stripe has no such checkout session; releasing its founder seat"
+                );
+                if state.store.release_hold(hold.id).await? {
+                    report.released += 1;
+                }
+            }
             Ok(SessionEnd::Open) => report.still_open += 1,
             Err(error) => {
                 tracing::warn!(%error, hold = hold.id, session, "could not settle a stale founder hold; will retry");
@@ -71,8 +84,12 @@ pub async fn sweep(state: &AppState, grace: Duration) -> Result<SweepReport, Bil
 
 enum SessionEnd {
     Expired,
-    Complete { subscription: Option<String> },
+    Complete {
+        subscription: Option<String>,
+    },
     Open,
+    /// Stripe says there is no such session.
+    Unknown,
 }
 
 async fn final_state(api: &StripeApi, session: &str) -> Result<SessionEnd, BillingError> {
@@ -80,7 +97,10 @@ async fn final_state(api: &StripeApi, session: &str) -> Result<SessionEnd, Billi
     // refused by Stripe, and reading it tells how it ended.
     let state = match api.expire_checkout(session).await {
         Ok(state) => state,
-        Err(_) => api.checkout_session(session).await?,
+        Err(_) => match api.checkout_session(session).await? {
+            Some(state) => state,
+            None => return Ok(SessionEnd::Unknown),
+        },
     };
     Ok(match state.status.as_str() {
         "expired" => SessionEnd::Expired,

@@ -186,6 +186,48 @@ both_backends! {
 }
 
 both_backends! {
+    async fn a_hold_for_a_session_unknown_to_stripe_is_released_but_not_when_stripe_is_down(db: TestDb) {
+        let site = site(&db, 1).await;
+        let a = session_cookie(&db, "a@example.com").await;
+        let b = session_cookie(&db, "b@example.com").await;
+        let session = session_id(&checkout(&site, &a, "founder_yearly").await);
+        // An old hold whose session id Stripe does not know (made with other
+        // keys, say): it can never be paid.
+        sqlx::query("UPDATE seat_holds SET created_at = $1, checkout_session_id = $2 WHERE checkout_session_id = $3")
+            .bind(server::store::now_millis() - 40 * 60 * 1000)
+            .bind("cs_test_never_made")
+            .bind(&session)
+            .execute(db.store.pool())
+            .await
+            .unwrap();
+
+        // While Stripe cannot be reached, no answer is no news: the seat stays held.
+        let mut unreachable = site.state.clone();
+        let mut config = site.state.config.stripe.clone().expect("payments are configured");
+        config.api_base = "http://127.0.0.1:9".to_string();
+        unreachable.stripe = Some(std::sync::Arc::new(server::billing::stripe_api::StripeApi::new(&config)));
+        let report = server::billing::sweeper::sweep(&unreachable, Duration::ZERO).await.unwrap();
+        assert_eq!((report.failed, report.released), (1, 0), "{report:?}");
+        assert_eq!(checkout(&site, &b, "founder_yearly").await.status, StatusCode::CONFLICT);
+
+        // Stripe answers that it has no such session: the seat is released.
+        let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
+        assert_eq!((report.failed, report.released), (0, 1), "{report:?}");
+        let state: String = sqlx::query_scalar("SELECT state FROM seat_holds WHERE checkout_session_id = $1")
+            .bind("cs_test_never_made")
+            .fetch_one(db.store.pool())
+            .await
+            .unwrap();
+        assert_eq!(state, "released");
+        assert_eq!(founders(&site.app).await["open"], true);
+        assert_eq!(checkout(&site, &b, "founder_yearly").await.status, StatusCode::OK);
+        // A second sweep has nothing left to do.
+        let report = server::billing::sweeper::sweep(&site.state, Duration::ZERO).await.unwrap();
+        assert_eq!(report, Default::default());
+    }
+}
+
+both_backends! {
     async fn a_completed_event_delayed_past_a_sweep_never_oversells(db: TestDb) {
         let site = site(&db, 1).await;
         let a = session_cookie(&db, "a@example.com").await;
