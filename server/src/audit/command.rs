@@ -115,9 +115,15 @@ pub fn run_audit_command(
                 .map_err(std::io::Error::from)
                 .and_then(|()| out.write_all(b"\n")),
         };
-        if let Err(error) = written.and_then(|()| out.flush()) {
-            let _ = writeln!(err, "error: cannot write the report: {error}");
-            return USAGE_ERROR;
+        match written.and_then(|()| out.flush()) {
+            Ok(()) => {}
+            // The reader has gone (`fixedpoint audit ... | head`): nothing is
+            // wrong with the audit, so its verdict still decides the code.
+            Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+            Err(error) => {
+                let _ = writeln!(err, "error: cannot write the report: {error}");
+                return USAGE_ERROR;
+            }
         }
     }
     if worst_error {

@@ -170,3 +170,27 @@ fn no_path_at_all_is_a_usage_error() {
     assert_ne!(output.status.code(), Some(0));
     assert!(text(&output.stderr).to_lowercase().contains("path"), "{}", text(&output.stderr));
 }
+
+#[test]
+fn a_reader_that_stops_reading_is_not_an_error() {
+    // `fixedpoint audit ... | head`: the pipe closes before the report is
+    // written. The report here is far larger than a pipe's buffer, so the
+    // write fails whenever the reader closes.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "diverges.py", DIVERGES);
+    let path = path.to_str().unwrap();
+    let mut args = vec!["audit", "--format", "json"];
+    args.extend(std::iter::repeat_n(path, 200));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fixedpoint"))
+        .args(&args)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(text(&output.stderr), "", "nothing to complain about");
+    assert_eq!(output.status.code(), Some(1), "the verdict (DIVERGES) still decides the exit code");
+}
