@@ -7,6 +7,7 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use auditor::{audit_with, render_sarif, render_text, FileReport, Language, Report};
 use clap::{Args, ValueEnum};
@@ -62,43 +63,34 @@ pub fn run_audit_command(
         },
     };
 
-    let mut files: Vec<FileReport> = Vec::new();
-    let mut worst_error = false;
+    // Standard input is read here, once; the files are read by the workers.
     let mut stdin_used = false;
-    for path in &args.paths {
-        let (label, source) = if path.as_os_str() == "-" {
+    let inputs: Vec<Input<'_>> = args
+        .paths
+        .iter()
+        .map(|path| {
+            if path.as_os_str() != "-" {
+                return Input::File(path);
+            }
             if stdin_used {
-                let _ = writeln!(err, "error: `-` (standard input) given more than once");
-                worst_error = true;
-                continue;
+                return Input::Failed("error: `-` (standard input) given more than once".to_string());
             }
             stdin_used = true;
             let mut bytes = Vec::new();
-            if let Err(error) = stdin.read_to_end(&mut bytes) {
-                let _ = writeln!(err, "error: cannot read standard input: {error}");
-                worst_error = true;
-                continue;
+            match stdin.read_to_end(&mut bytes) {
+                Ok(_) => Input::Text(String::from_utf8_lossy(&bytes).into_owned()),
+                Err(error) => Input::Failed(format!("error: cannot read standard input: {error}")),
             }
-            ("-".to_string(), String::from_utf8_lossy(&bytes).into_owned())
-        } else {
-            let label = path.display().to_string();
-            match std::fs::read(path) {
-                Ok(bytes) => (label, String::from_utf8_lossy(&bytes).into_owned()),
-                Err(error) => {
-                    let _ = writeln!(err, "error: cannot read {label}: {error}");
-                    worst_error = true;
-                    continue;
-                }
-            }
-        };
-        let path_hint = (label != "-").then_some(label.as_str());
-        match audit_with(&source, path_hint, language) {
-            Ok(mut report) => {
-                report.path = Some(label);
-                files.push(report);
-            }
-            Err(error) => {
-                let _ = writeln!(err, "error: {label}: {error}");
+        })
+        .collect();
+
+    let mut files: Vec<FileReport> = Vec::new();
+    let mut worst_error = false;
+    for outcome in audit_all(&inputs, language) {
+        match outcome {
+            Ok(report) => files.push(report),
+            Err(message) => {
+                let _ = writeln!(err, "{message}");
                 worst_error = true;
             }
         }
@@ -131,4 +123,90 @@ pub fn run_audit_command(
     } else {
         u8::try_from(report.exit_code).unwrap_or(USAGE_ERROR)
     }
+}
+
+/// One input of the command, as the workers take it.
+enum Input<'a> {
+    /// A path, read by the worker that audits it.
+    File(&'a PathBuf),
+    /// Standard input, already read.
+    Text(String),
+    /// An input that cannot be audited, with the message that says why.
+    Failed(String),
+}
+
+impl Input<'_> {
+    fn label(&self) -> String {
+        match self {
+            Input::File(path) => path.display().to_string(),
+            Input::Text(_) | Input::Failed(_) => "-".to_string(),
+        }
+    }
+}
+
+/// An input's report, or the message that names its fault.
+type Outcome = Result<FileReport, String>;
+
+fn audit_input(input: &Input<'_>, language: Option<Language>) -> Outcome {
+    let label = input.label();
+    let read;
+    let source = match input {
+        Input::Failed(message) => return Err(message.clone()),
+        Input::Text(source) => source.as_str(),
+        Input::File(path) => match std::fs::read(path) {
+            Ok(bytes) => {
+                read = String::from_utf8_lossy(&bytes).into_owned();
+                read.as_str()
+            }
+            Err(error) => return Err(format!("error: cannot read {label}: {error}")),
+        },
+    };
+    let path_hint = matches!(input, Input::File(_)).then_some(label.as_str());
+    match audit_with(source, path_hint, language) {
+        Ok(mut report) => {
+            report.path = Some(label);
+            Ok(report)
+        }
+        Err(error) => Err(format!("error: {label}: {error}")),
+    }
+}
+
+/// Audits every input, on as many threads as the machine has cores (a
+/// repository's worth of files at once), and gives the outcomes in the
+/// inputs' order, so the output does not depend on which thread was first.
+fn audit_all(inputs: &[Input<'_>], language: Option<Language>) -> Vec<Outcome> {
+    let workers = std::thread::available_parallelism().map_or(1, usize::from).min(inputs.len());
+    if workers <= 1 {
+        return inputs.iter().map(|input| audit_input(input, language)).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut outcomes: Vec<Option<Outcome>> = std::iter::repeat_with(|| None).take(inputs.len()).collect();
+    std::thread::scope(|scope| {
+        let worker = || {
+            let mut done = Vec::new();
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(input) = inputs.get(index) else { break };
+                done.push((index, audit_input(input, language)));
+            }
+            done
+        };
+        // The main thread's stack size: deeply nested sources stay as safe
+        // on a worker as they are without one.
+        let handles: Vec<_> = (0..workers)
+            .filter_map(|_| std::thread::Builder::new().stack_size(8 << 20).spawn_scoped(scope, worker).ok())
+            .collect();
+        for handle in handles {
+            for (index, outcome) in handle.join().unwrap_or_default() {
+                outcomes[index] = Some(outcome);
+            }
+        }
+    });
+    // Inputs no worker finished (none could be started, or one panicked) are
+    // audited here, in order.
+    outcomes
+        .into_iter()
+        .zip(inputs)
+        .map(|(outcome, input)| outcome.unwrap_or_else(|| audit_input(input, language)))
+        .collect()
 }

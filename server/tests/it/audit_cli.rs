@@ -152,6 +152,47 @@ fn unreadable_files_are_named_and_exit_3_while_the_rest_is_reported() {
 }
 
 #[test]
+fn many_inputs_are_audited_in_parallel_and_reported_in_their_order() {
+    // Files are audited on every core; the report, the error messages and
+    // the exit code must not depend on which finished first.
+    let dir = tempfile::tempdir().unwrap();
+    let sources = [CONVERGES, DIVERGES, UNDEFINED];
+    let mut paths = Vec::new();
+    let mut expected = Vec::new();
+    for index in 0..60 {
+        if index == 17 || index == 41 {
+            paths.push(dir.path().join(format!("missing-{index}.py")).display().to_string());
+            continue;
+        }
+        let path = write(dir.path(), &format!("loop-{index}.py"), sources[index % 3]);
+        paths.push(path.display().to_string());
+        expected.push((path.display().to_string(), ["CONVERGES", "DIVERGES", "UNDEFINED"][index % 3]));
+    }
+    paths.insert(30, "-".to_string());
+    expected.insert(29, ("-".to_string(), "DIVERGES"));
+    let mut args = vec!["audit", "--format", "json"];
+    args.extend(paths.iter().map(String::as_str));
+    let output = fixedpoint(&args, Some(DIVERGES));
+    assert_eq!(output.status.code(), Some(3), "an unreadable file makes it a usage error");
+    let stderr = text(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].contains("missing-17.py") && lines[1].contains("missing-41.py"), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let files: Vec<(String, String)> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| {
+            (file["path"].as_str().unwrap().to_string(), file["verdict"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let expected: Vec<(String, String)> =
+        expected.into_iter().map(|(path, verdict)| (path, verdict.to_string())).collect();
+    assert_eq!(files, expected);
+}
+
+#[test]
 fn unknown_languages_are_usage_errors() {
     let output = fixedpoint(&["audit", "--lang", "cobol", "-"], Some(CONVERGES));
     assert_eq!(output.status.code(), Some(3));
