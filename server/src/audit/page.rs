@@ -39,7 +39,26 @@ pub async fn audit_form(State(state): State<AppState>, request: Request) -> Resp
         Ok(posted) => posted,
         Err((status, posted)) => return render(state, parts, posted, status).await,
     };
-    render(state, parts, posted, StatusCode::OK).await
+    // Up to 1 MiB of source is a CPU-bound tenth of a second or more: it is
+    // audited on the blocking pool, not on a thread that serves requests.
+    let audited = tokio::task::spawn_blocking(move || {
+        let language = Language::from_name(&posted.language);
+        let report = auditor::audit(&posted.source, None, language);
+        PostedAudit { report: Some(Box::new(report)), ..posted }
+    })
+    .await;
+    match audited {
+        Ok(posted) => render(state, parts, posted, StatusCode::OK).await,
+        Err(_) => {
+            let failed = PostedAudit {
+                source: String::new(),
+                language: "auto".into(),
+                error: Some("The audit failed on the server; try the command line.".into()),
+                report: None,
+            };
+            render(state, parts, failed, StatusCode::INTERNAL_SERVER_ERROR).await
+        }
+    }
 }
 
 /// Reads and checks the form. An error still carries what can be shown
@@ -50,7 +69,7 @@ async fn read_form(
     body: Body,
 ) -> Result<PostedAudit, (StatusCode, PostedAudit)> {
     let refused = |status, message: String, source: String, language: String| {
-        Err((status, PostedAudit { source, language, error: Some(message) }))
+        Err((status, PostedAudit { source, language, error: Some(message), report: None }))
     };
     if let Err(wait) = state.audit_limiter.check(client_ip(&parts.extensions), Instant::now()) {
         return refused(
@@ -105,7 +124,7 @@ async fn read_form(
             "auto".into(),
         );
     }
-    Ok(PostedAudit { source, language, error: None })
+    Ok(PostedAudit { source, language, error: None, report: None })
 }
 
 fn too_large() -> String {

@@ -43,6 +43,10 @@ pub struct PostedAudit {
     pub language: String,
     /// Why the post could not be audited (too large, say), if it could not.
     pub error: Option<String>,
+    /// The report, when the server audited the source before rendering (off
+    /// the threads that serve requests); else the page asks the
+    /// [`ServerAuditor`].
+    pub report: Option<Box<FileReport>>,
 }
 
 /// What the page opens with, computed on the server and handed to the
@@ -59,13 +63,17 @@ struct Opening {
 impl Opening {
     fn on_server() -> Opening {
         let posted = use_context::<PostedAudit>();
-        let (source, language, error) = match &posted {
-            Some(posted) => (posted.source.clone(), posted.language.clone(), posted.error.clone()),
-            None => (EXAMPLES[0].source.to_string(), "auto".to_string(), None),
+        let (source, language, error, audited) = match &posted {
+            Some(posted) => {
+                (posted.source.clone(), posted.language.clone(), posted.error.clone(), posted.report.clone())
+            }
+            None => (EXAMPLES[0].source.to_string(), "auto".to_string(), None, None),
         };
-        let report = match (use_context::<ServerAuditor>(), &error) {
-            (Some(auditor), None) => Some((auditor.0)(&source, language_override(&language))),
-            _ => None,
+        let report = match (audited, use_context::<ServerAuditor>(), &error) {
+            (_, _, Some(_)) => None,
+            (Some(report), _, None) => Some(*report),
+            (None, Some(auditor), None) => Some((auditor.0)(&source, language_override(&language))),
+            (None, None, None) => None,
         };
         Opening { source, language, report, posted: posted.is_some(), error }
     }
