@@ -1574,35 +1574,29 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn boolean_parts(&self, node: Node<'t>) -> Option<Vec<Node<'t>>> {
-        let kind = node.kind();
-        // Most clauses are not boolean at all: decide by kind before walking
-        // their children.
-        if !matches!(
-            kind,
-            "parenthesized_expression"
-                | "boolean_operator"
-                | "binary_expression"
-                | "list"
-                | "let_chain"
-                | "condition_clause"
-                | "test_command"
-        ) {
-            return None;
-        }
-        let mut cursor = node.walk();
-        let named: Vec<Node<'t>> =
-            node.named_children(&mut cursor).filter(|c| !matches!(self.syn_of(*c), Syn::Comment)).collect();
-        match kind {
-            "parenthesized_expression" if named.len() == 1 => Some(named),
-            "boolean_operator" => Some(named),
+        // Children are collected only once the kind says they may be parts:
+        // most clauses are not boolean at all.
+        let named = || {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor)
+                .filter(|c| !matches!(self.syn_of(*c), Syn::Comment))
+                .collect::<Vec<Node<'t>>>()
+        };
+        match node.kind() {
+            "parenthesized_expression" => Some(named()).filter(|named| named.len() == 1),
+            "boolean_operator" | "list" | "let_chain" | "condition_clause" => Some(named()),
             "binary_expression" => {
                 let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
-                matches!(operator, "&&" | "||" | "and" | "or").then_some(named)
+                matches!(operator, "&&" | "||" | "and" | "or").then(named)
             }
-            "list" | "let_chain" | "condition_clause" => Some(named),
-            "test_command" if named.len() == 1 && named[0].kind() == "binary_expression" => {
-                let operator = self.field(named[0], "operator").map(|o| o.kind()).unwrap_or("");
-                matches!(operator, "&&" | "||").then(|| self.children_named(named[0]))
+            "test_command" => {
+                let named = named();
+                let [inner] = named.as_slice() else { return None };
+                if inner.kind() != "binary_expression" {
+                    return None;
+                }
+                let operator = self.field(*inner, "operator").map(|o| o.kind()).unwrap_or("");
+                matches!(operator, "&&" | "||").then(|| self.children_named(*inner))
             }
             _ => None,
         }

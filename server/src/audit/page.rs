@@ -22,9 +22,13 @@ use crate::web::{render_page, AppState};
 /// The server's auditor as the page uses it: the opening example on first
 /// paint and posted forms. An unknown language name falls back to detection.
 pub fn server_auditor() -> ServerAuditor {
-    ServerAuditor(Arc::new(|source: &str, language: Option<&str>| {
-        auditor::audit(source, None, language.and_then(Language::from_name))
-    }))
+    ServerAuditor(Arc::new(audit_named))
+}
+
+/// Audits `source` in the named language; a name the auditor does not know
+/// (`auto`, say) means detection.
+fn audit_named(source: &str, language: Option<&str>) -> auditor::FileReport {
+    auditor::audit(source, None, language.and_then(Language::from_name))
 }
 
 #[derive(Debug, Deserialize)]
@@ -42,8 +46,7 @@ pub async fn audit_form(State(state): State<AppState>, request: Request) -> Resp
     // Up to 1 MiB of source is a CPU-bound tenth of a second or more: it is
     // audited on the blocking pool, not on a thread that serves requests.
     let audited = tokio::task::spawn_blocking(move || {
-        let language = Language::from_name(&posted.language);
-        let report = auditor::audit(&posted.source, None, language);
+        let report = audit_named(&posted.source, Some(&posted.language));
         PostedAudit { report: Some(Box::new(report)), ..posted }
     })
     .await;
