@@ -1,90 +1,303 @@
-//! Scores the auditor against the hand-labelled evaluation sets in `eval/`:
-//! per-exit precision, recall and F1, and verdict accuracy.
+//! Scores the auditor against the labelled evaluation sets in `eval/`:
+//! per-exit precision, recall and F1, micro F1 and verdict accuracy.
 //!
-//! Two sets: `loops/` (labels in `labels.json`) was written while the rules
-//! were developed, so it measures coverage of known styles; `holdout/` (labels
-//! in `holdout.json`) was written and labelled afterwards and scored once
-//! before any rule was changed, so it is the fairer estimate.
+//! - `loops/` (labels in `labels.json`) and `holdout/` (`holdout.json`):
+//!   loops written for this project, the first while the rules were
+//!   developed, the second after them.
+//! - `real/`: excerpts of real agent loops from public repositories, labelled
+//!   by reading them before the auditor ran on them (`real/LABELLING.md`). Its
+//!   manifest is `real/parts/*.json`; the code is cut out of local copies of
+//!   the repositories by `real/materialise.py` into `real/cache/`. It has two
+//!   parts, decided by the repository's name alone: the development part
+//!   (the rules may be written from it) and the held-out part (they may not).
 //!
-//! `cargo run -p auditor --example eval` (add `-- -v` to list every mismatch).
+//! `cargo run -p auditor --example eval` prints every table. Options:
+//! `-v` lists the mismatches of the hand-written sets and of the real-world
+//! development part; `--held-out-details` lists the held-out part's too (for
+//! closing notes, never for writing rules); `--lang` adds a table per
+//! language of the real-world set.
 #![allow(clippy::print_stdout)] // A command-line report: printing is its job.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use auditor::{audit, ExitId};
+use auditor::{audit, detect_language, ExitId, Language};
 
-fn main() {
-    let verbose = std::env::args().any(|a| a == "-v");
-    score("development set (eval/loops)", "loops", "labels.json", verbose);
-    println!();
-    score("held-out set (eval/holdout)", "holdout", "holdout.json", verbose);
+/// One labelled source.
+struct Case {
+    name: String,
+    language: Option<Language>,
+    /// The name the source is audited under (its extension gives the language).
+    path: String,
+    source: String,
+    exits: Vec<String>,
+    verdict: String,
 }
 
-fn score(title: &str, dir: &str, labels_file: &str, verbose: bool) {
-    println!("{title}");
+/// True and false positives and negatives of one exit.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    tp: u32,
+    fp: u32,
+    fneg: u32,
+}
+
+impl Counts {
+    fn precision(self) -> f64 {
+        ratio(self.tp, self.tp + self.fp)
+    }
+    fn recall(self) -> f64 {
+        ratio(self.tp, self.tp + self.fneg)
+    }
+    fn f1(self) -> f64 {
+        let (p, r) = (self.precision(), self.recall());
+        if p + r > 0.0 {
+            2.0 * p * r / (p + r)
+        } else {
+            0.0
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let verbose = args.iter().any(|a| a == "-v");
+    let held_out_details = args.iter().any(|a| a == "--held-out-details");
+    let by_language = args.iter().any(|a| a == "--lang");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+
+    score("hand-written development set (eval/loops)", &written_set(&root, "loops", "labels.json"), verbose);
+    println!();
+    score(
+        "hand-written held-out set (eval/holdout)",
+        &written_set(&root, "holdout", "holdout.json"),
+        verbose,
+    );
+
+    let (development, held_out, missing) = real_set(&root.join("real"));
+    if missing > 0 {
+        println!();
+        println!(
+            "real-world set: {missing} excerpts have no local copy; run auditor/eval/real/materialise.py (README.md there)"
+        );
+    }
+    for (title, cases, details) in [
+        ("real-world set, development part", &development, verbose),
+        ("real-world set, held-out part", &held_out, held_out_details),
+    ] {
+        println!();
+        score(title, cases, details);
+        if by_language {
+            for language in Language::ALL {
+                let subset: Vec<&Case> = cases.iter().filter(|c| c.language == Some(language)).collect();
+                if !subset.is_empty() {
+                    println!();
+                    score_refs(&format!("  {title}: {language}"), &subset, false);
+                }
+            }
+        }
+    }
+    let everything: Vec<&Case> = development.iter().chain(&held_out).collect();
+    if !everything.is_empty() {
+        println!();
+        score_refs("real-world set, both parts", &everything, false);
+        println!();
+        detection(&everything);
+    }
+}
+
+/// A hand-written set: a directory of sources and a labels file.
+fn written_set(root: &Path, dir: &str, labels_file: &str) -> Vec<Case> {
     let labels: BTreeMap<String, serde_json::Value> = serde_json::from_str(
         &std::fs::read_to_string(root.join(labels_file)).expect("labels file is readable"),
     )
     .expect("labels file is valid JSON");
-    let mut counts: BTreeMap<ExitId, (u32, u32, u32)> =
-        ExitId::ALL.iter().map(|id| (*id, (0, 0, 0))).collect();
+    labels
+        .into_iter()
+        .map(|(file, label)| Case {
+            source: std::fs::read_to_string(root.join(dir).join(&file)).expect("labelled file exists"),
+            language: detect_language(Some(&file), ""),
+            path: file.clone(),
+            name: file,
+            exits: strings(&label["exits"]),
+            verdict: label["verdict"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect()
+}
+
+/// The real-world set's two parts and the number of excerpts without a copy.
+fn real_set(root: &Path) -> (Vec<Case>, Vec<Case>, usize) {
+    let mut development = Vec::new();
+    let mut held_out = Vec::new();
+    let mut missing = 0;
+    let Ok(entries) = std::fs::read_dir(root.join("parts")) else {
+        return (development, held_out, missing);
+    };
+    let mut parts: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    parts.sort();
+    for part in parts {
+        let text = std::fs::read_to_string(&part).expect("part is readable");
+        let excerpts: Vec<serde_json::Value> = serde_json::from_str(&text)
+            .unwrap_or_else(|error| panic!("{}: not a JSON array of excerpts: {error}", part.display()));
+        for excerpt in excerpts {
+            let id = excerpt["id"].as_str().unwrap_or_default().to_string();
+            let language = excerpt["language"].as_str().and_then(Language::from_name);
+            let Some(language) = language else { continue };
+            let path = format!("{id}.{}", extension(language));
+            let Ok(source) = std::fs::read_to_string(root.join("cache").join(&path)) else {
+                missing += 1;
+                continue;
+            };
+            let case = Case {
+                name: id,
+                language: Some(language),
+                path,
+                source,
+                exits: strings(&excerpt["exits"]),
+                verdict: excerpt["verdict"].as_str().unwrap_or_default().to_string(),
+            };
+            let second_wave = part.file_name().is_some_and(|name| name.to_string_lossy().starts_with("dev-"));
+            if second_wave || is_development(excerpt["repo"].as_str().unwrap_or_default()) {
+                development.push(case);
+            } else {
+                held_out.push(case);
+            }
+        }
+    }
+    (development, held_out, missing)
+}
+
+/// The development part of the first wave of excerpts: a quarter of the
+/// repositories, chosen by the FNV-1a hash of the lowercased `owner/name`, so
+/// that no one picks it. (Every excerpt of a second-wave part, `parts/dev-*`,
+/// is development: those were labelled to give the rules more to learn from
+/// once the held-out part had been set aside.)
+fn is_development(repo: &str) -> bool {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in repo.to_ascii_lowercase().bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash.is_multiple_of(4)
+}
+
+fn extension(language: Language) -> &'static str {
+    match language {
+        Language::Python => "py",
+        Language::JavaScript => "js",
+        Language::TypeScript => "ts",
+        Language::Tsx => "tsx",
+        Language::Bash => "sh",
+        Language::Go => "go",
+        Language::Rust => "rs",
+    }
+}
+
+fn strings(value: &serde_json::Value) -> Vec<String> {
+    value.as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)).collect()
+}
+
+fn score(title: &str, cases: &[Case], verbose: bool) {
+    let refs: Vec<&Case> = cases.iter().collect();
+    score_refs(title, &refs, verbose);
+}
+
+fn score_refs(title: &str, cases: &[&Case], verbose: bool) {
+    println!("{title}: {} sources", cases.len());
+    if cases.is_empty() {
+        return;
+    }
+    let mut counts: BTreeMap<ExitId, Counts> =
+        ExitId::ALL.iter().map(|id| (*id, Counts::default())).collect();
     let mut verdicts_right = 0;
-    for (file, label) in &labels {
-        let source = std::fs::read_to_string(root.join(dir).join(file)).expect("labelled file exists");
-        let report = audit(&source, Some(file), None);
-        let expected: Vec<String> = label["exits"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
+    for case in cases {
+        let report = audit(&case.source, Some(&case.path), None);
         let found = report.found();
         for id in ExitId::ALL {
-            let truth = expected.iter().any(|e| e == id.as_str());
+            let truth = case.exits.iter().any(|e| e == id.as_str());
             let said = found.contains(&id);
             let entry = counts.get_mut(&id).expect("every exit has a row");
             match (truth, said) {
-                (true, true) => entry.0 += 1,
-                (false, true) => entry.1 += 1,
-                (true, false) => entry.2 += 1,
+                (true, true) => entry.tp += 1,
+                (false, true) => entry.fp += 1,
+                (true, false) => entry.fneg += 1,
                 (false, false) => {}
             }
             if verbose && truth != said {
-                println!("{file}: {} {}", id.as_str(), if said { "false positive" } else { "missed" });
+                println!(
+                    "  {}: {} {}",
+                    case.name,
+                    id.as_str(),
+                    if said { "false positive" } else { "missed" }
+                );
             }
         }
-        let verdict_right = label["verdict"].as_str() == Some(report.verdict.as_str());
-        if verdict_right {
+        if case.verdict == report.verdict.as_str() {
             verdicts_right += 1;
         } else if verbose {
-            println!("{file}: verdict {} expected {}", report.verdict.as_str(), label["verdict"]);
+            println!("  {}: verdict {} expected {}", case.name, report.verdict.as_str(), case.verdict);
         }
     }
     println!("exit  label            TP  FP  FN  precision  recall  F1");
-    for (id, (tp, fp, fneg)) in &counts {
-        let precision = ratio(*tp, tp + fp);
-        let recall = ratio(*tp, tp + fneg);
-        let f1 = if precision + recall > 0.0 { 2.0 * precision * recall / (precision + recall) } else { 0.0 };
+    let mut total = Counts::default();
+    for (id, c) in &counts {
+        total.tp += c.tp;
+        total.fp += c.fp;
+        total.fneg += c.fneg;
         println!(
             "{:<5} {:<16} {:>3} {:>3} {:>3}  {:>9.2}  {:>6.2}  {:.2}",
             id.as_str(),
             id.label(),
-            tp,
-            fp,
-            fneg,
-            precision,
-            recall,
-            f1
+            c.tp,
+            c.fp,
+            c.fneg,
+            c.precision(),
+            c.recall(),
+            c.f1()
         );
     }
     println!(
+        "micro {:<16} {:>3} {:>3} {:>3}  {:>9.2}  {:>6.2}  {:.2}",
+        "(all exits)",
+        total.tp,
+        total.fp,
+        total.fneg,
+        total.precision(),
+        total.recall(),
+        total.f1()
+    );
+    println!(
         "verdict accuracy: {}/{} = {:.3}",
         verdicts_right,
-        labels.len(),
-        ratio(verdicts_right, labels.len() as u32)
+        cases.len(),
+        ratio(verdicts_right, cases.len() as u32)
     );
+}
+
+/// Language detection without a file name: of each excerpt, and of its
+/// first 15 lines.
+fn detection(cases: &[&Case]) {
+    let mut whole = 0;
+    let mut head = 0;
+    for case in cases {
+        let first: String = case.source.lines().take(15).map(|line| format!("{line}\n")).collect();
+        let same = |detected: Option<Language>| {
+            detected == case.language
+                || (detected == Some(Language::TypeScript) && case.language == Some(Language::Tsx))
+        };
+        if same(detect_language(None, &case.source)) {
+            whole += 1;
+        }
+        if same(detect_language(None, &first)) {
+            head += 1;
+        }
+    }
+    let n = cases.len() as u32;
+    println!("language detection without a file name: whole excerpts {whole}/{n} = {:.3}", ratio(whole, n));
+    println!("language detection without a file name: first 15 lines {head}/{n} = {:.3}", ratio(head, n));
 }
 
 /// A ratio where 0/0 counts as perfect: no claims made, none wrong.

@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::facts::{self, Facts, HashSet, LoopFact, LoopKind, Role};
 use crate::report::{Evidence, ExitReport, FileReport, LoopReport, Warning};
-use crate::rules::{self, ClauseView};
+use crate::rules::{self, ClauseView, Provenance};
 use crate::words::canonical_words;
 use crate::{ExitId, Language, Verdict};
 
@@ -117,9 +117,13 @@ pub(crate) fn audit_tree(
     let lines = Lines::new(source);
     let mut facts = facts::collect(tree, source, language.family());
     add_function_loops(&mut facts);
+    link_wrapping_handlers(&mut facts);
+    link_flag_setters(&mut facts);
+    link_calls(&mut facts);
     let frameworks = detect_frameworks(&mut facts, &lines, &mut warnings);
     let mut found: BTreeMap<ExitId, Vec<Range<usize>>> = BTreeMap::new();
     judge_links(&facts, &lines, &mut found, &mut warnings);
+    warn_about_unseen_callees(&facts, &lines, &mut warnings);
     judge_kwargs_and_calls(&facts, &mut found);
     if frameworks == 0 && facts.loops.is_empty() {
         // Without any loop, nothing is an exit; settings like `max_turns=`
@@ -239,8 +243,24 @@ fn add_function_loops(facts: &mut Facts) {
                 framework: None,
                 assigned: HashSet::default(),
                 function_name: function.name.clone(),
+                collection: false,
+                function: Some(index),
             });
         }
+    }
+    // The recursion goes on only under the guards of its own call.
+    for (&function, &loop_id) in &loop_of_function {
+        let site = facts.functions[function].range.clone();
+        for clause in facts.functions[function].recursion_guards.clone() {
+            facts.links.push(facts::ExitLink {
+                clause,
+                role: Role::Guard,
+                loop_id,
+                site: facts.clauses[clause].range.clone(),
+                via: None,
+            });
+        }
+        let _ = site;
     }
     for exit in &facts.function_exits {
         if let Some(&loop_id) = loop_of_function.get(&exit.function) {
@@ -251,6 +271,7 @@ fn add_function_loops(facts: &mut Facts) {
                     role: Role::Guard,
                     loop_id,
                     site: exit.site.clone(),
+                    via: None,
                 });
             }
         }
@@ -333,6 +354,8 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
             framework: Some(framework.name),
             assigned: HashSet::default(),
             function_name: None,
+            collection: false,
+            function: None,
         });
         let loop_id = facts.loops.len() - 1;
         // LangGraph routers: `return END` under a condition ends the graph.
@@ -344,6 +367,7 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
                         role: Role::Guard,
                         loop_id,
                         site: exit.site.clone(),
+                        via: None,
                     });
                 }
             }
@@ -371,11 +395,26 @@ fn judge_links(
     warnings: &mut Vec<Warning>,
 ) {
     let mut stale_warned = HashSet::default();
+    let provenance = Provenance::new(facts);
+    // Functions whose checks the walk follows: a condition that calls one
+    // is judged by those checks, not by the function's name.
+    let followed: HashSet<&str> = facts
+        .function_exits
+        .iter()
+        .filter(|exit| !exit.clauses.is_empty() || !exit.values.is_empty())
+        .filter_map(|exit| facts.functions[exit.function].name.as_deref())
+        .collect();
     for link in &facts.links {
         let Some(clause) = facts.clauses.get(link.clause) else { continue };
-        let view = ClauseView::new(facts, clause, link.role);
-        let Some(id) = rules::classify(&view) else { continue };
+        if link.via.is_none() && clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
+            continue;
+        }
+        let classified = rules::classify_link(&provenance, link);
+        let Some(id) = classified else {
+            continue;
+        };
         if id == ExitId::E5 && link.role == Role::Guard {
+            let view = ClauseView::new(&provenance, clause, link.role, Some(link.loop_id), false);
             if let Some(name) = rules::e5_no_progress::stale_operand(facts, &view, link.loop_id) {
                 if stale_warned.insert(clause.range.start) {
                     warnings.push(warning(
@@ -404,6 +443,9 @@ fn judge_links(
             }
         };
         found.entry(id).or_default().push(range);
+        if let Some(via) = &link.via {
+            found.entry(id).or_default().push(via.clone());
+        }
     }
 }
 
@@ -486,8 +528,8 @@ fn warn_about_bounds(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warnin
         if let Some(clause) = facts.clauses.get(link.clause) {
             for ident in &clause.idents {
                 enforced.insert(ident.as_str());
-                if let Some((_, alias_idents)) = facts.aliases.get(ident) {
-                    enforced.extend(alias_idents.iter().map(String::as_str));
+                for definition in facts.aliases.get(ident).into_iter().flatten() {
+                    enforced.extend(definition.idents.iter().map(String::as_str));
                 }
             }
         }
@@ -518,7 +560,11 @@ fn warn_about_bounds(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warnin
 
 fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
     for handler in &facts.handlers {
-        if handler.in_loop && !handler.leaves && handler.type_words.iter().any(|w| w == "interrupt") {
+        if handler.in_loop
+            && !handler.leaves
+            && !handler.wraps_loop
+            && handler.type_words.iter().any(|w| w == "interrupt")
+        {
             warnings.push(warning(
                 "interrupt-swallowed",
                 "this handler catches the interrupt and carries on: Ctrl-C cannot stop the loop",
@@ -540,4 +586,291 @@ fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warn
             ));
         }
     }
+}
+
+/// Handlers of a `try` that wraps a loop: what they catch has left the loop
+/// (`try: while True: ... except KeyboardInterrupt:`).
+fn link_wrapping_handlers(facts: &mut Facts) {
+    for (loop_id, clause, range) in facts.wrapping_handlers.clone() {
+        facts.loops[loop_id].exit_sites += 1;
+        facts.links.push(facts::ExitLink { clause, role: Role::Handler, loop_id, site: range, via: None });
+    }
+}
+
+/// Whether two assignment targets name the same flag: the same text, or the
+/// same field of possibly differently named receivers (`a.running`,
+/// `r.running`).
+fn same_flag(target: &str, flag: &str) -> bool {
+    let last = |text: &str| text.rsplit(['.', ':', '>']).next().unwrap_or(text).to_string();
+    target == flag || (target.contains('.') && flag.contains('.') && last(target) == last(flag))
+}
+
+/// A loop's flag set to a stopping value somewhere else in the source:
+/// by a function the loop calls (its own decision, under that function's
+/// guards) or by code the loop never calls (a stop from outside, unless its
+/// words say why: `self.state = FINISHED` in a finish handler is goal met).
+fn link_flag_setters(facts: &mut Facts) {
+    let mut new_links = Vec::new();
+    let mut outside_clauses = Vec::new();
+    for (loop_id, flag, polarity) in &facts.loop_flags {
+        let lp = &facts.loops[*loop_id];
+        for setter in &facts.flag_assigns {
+            if !same_flag(&setter.target, flag) || !polarity.stops_on(&setter.value) {
+                continue;
+            }
+            // In the loop's own function, before or after it, or inside it
+            // (linked as the walk went): not a setter from elsewhere.
+            if setter.function == lp.function {
+                continue;
+            }
+            let called_in_loop =
+                setter.function.and_then(|f| facts.functions[f].name.as_deref()).is_some_and(|name| {
+                    facts.calls.iter().any(|c| c.loops.contains(loop_id) && c.callee_last == name)
+                });
+            if !called_in_loop {
+                outside_clauses.push(setter.words_clause);
+            }
+            new_links.push((setter.words_clause, *loop_id, setter.range.clone()));
+            for &guard in &setter.guards {
+                new_links.push((guard, *loop_id, setter.range.clone()));
+            }
+        }
+    }
+    for clause in outside_clauses {
+        facts.clauses[clause].set_outside = true;
+    }
+    for (clause, loop_id, site) in new_links {
+        facts.loops[loop_id].exit_sites += 1;
+        facts.links.push(facts::ExitLink { clause, role: Role::Guard, loop_id, site, via: None });
+    }
+}
+
+/// How many calls deep the auditor follows a check.
+const CALL_DEPTH: usize = 2;
+
+/// Checks behind calls of functions defined in the same source, two calls
+/// deep: `if self.should_stop(): break` is judged by the conditions under
+/// which `should_stop` returns, and a call in the loop whose function raises
+/// (or exits) under a condition leaves the loop there. Each link carries the
+/// call in the loop as evidence beside the check.
+fn link_calls(facts: &mut Facts) {
+    let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, function) in facts.functions.iter().enumerate() {
+        if let Some(name) = function.name.as_deref() {
+            by_name.entry(name).or_default().push(index);
+        }
+    }
+    if by_name.is_empty() {
+        return;
+    }
+    let mut new_links: Vec<facts::ExitLink> = Vec::new();
+    // Conditions that are calls, or error checks of a call's result.
+    for link in &facts.links {
+        let clause = &facts.clauses[link.clause];
+        let lp = &facts.loops[link.loop_id];
+        let mut names: Vec<&str> = clause.call_root.as_deref().into_iter().collect();
+        if clause.words.iter().any(|w| w == "error") && clause.none_literal {
+            let function = facts.function_at(clause.range.start);
+            for ident in &clause.idents {
+                if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                    names.extend(definition.callees.iter().map(String::as_str));
+                }
+            }
+        }
+        for name in names {
+            let via = clause.range.clone();
+            follow_returns(facts, &by_name, name, link.loop_id, &lp.range, &via, 1, &mut new_links);
+        }
+    }
+    // Calls in loops whose functions raise.
+    for call in &facts.calls {
+        if call.caught || call.loops.is_empty() {
+            continue;
+        }
+        for &loop_id in &call.loops {
+            let range = facts.loops[loop_id].range.clone();
+            follow_raises(
+                facts,
+                &by_name,
+                &call.callee_last,
+                loop_id,
+                &range,
+                &call.range,
+                1,
+                &mut new_links,
+            );
+        }
+    }
+    for link in new_links {
+        facts.loops[link.loop_id].exit_sites += 1;
+        facts.links.push(link);
+    }
+}
+
+/// The functions called `name`, other than one that holds the loop itself
+/// (a recursion is a loop of its own).
+fn callees<'a>(
+    facts: &Facts,
+    by_name: &'a BTreeMap<&str, Vec<usize>>,
+    name: &str,
+    loop_range: &Range<usize>,
+) -> &'a [usize] {
+    match by_name.get(name) {
+        Some(found)
+            if !found.iter().any(|&f| {
+                facts.functions[f].range.start <= loop_range.start
+                    && facts.functions[f].range.end >= loop_range.end
+            }) =>
+        {
+            found
+        }
+        _ => &[],
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // A walk's state, passed down one level.
+fn follow_returns(
+    facts: &Facts,
+    by_name: &BTreeMap<&str, Vec<usize>>,
+    name: &str,
+    loop_id: usize,
+    loop_range: &Range<usize>,
+    via: &Range<usize>,
+    depth: usize,
+    out: &mut Vec<facts::ExitLink>,
+) {
+    for &function in callees(facts, by_name, name, loop_range) {
+        for exit in facts.function_exits.iter().filter(|e| e.function == function) {
+            for &clause in exit.clauses.iter().chain(&exit.values) {
+                out.push(facts::ExitLink {
+                    clause,
+                    role: Role::Guard,
+                    loop_id,
+                    site: exit.site.clone(),
+                    via: Some(via.clone()),
+                });
+                let inner = facts.clauses[clause].call_root.as_deref();
+                if let Some(inner) = inner.filter(|_| depth < CALL_DEPTH) {
+                    follow_returns(facts, by_name, inner, loop_id, loop_range, via, depth + 1, out);
+                }
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // A walk's state, passed down one level.
+fn follow_raises(
+    facts: &Facts,
+    by_name: &BTreeMap<&str, Vec<usize>>,
+    name: &str,
+    loop_id: usize,
+    loop_range: &Range<usize>,
+    via: &Range<usize>,
+    depth: usize,
+    out: &mut Vec<facts::ExitLink>,
+) {
+    for &function in callees(facts, by_name, name, loop_range) {
+        for exit in facts.function_exits.iter().filter(|e| e.function == function && e.raises) {
+            for &clause in exit.clauses.iter().chain(&exit.values) {
+                out.push(facts::ExitLink {
+                    clause,
+                    role: Role::Guard,
+                    loop_id,
+                    site: exit.site.clone(),
+                    via: Some(via.clone()),
+                });
+            }
+        }
+        if depth >= CALL_DEPTH {
+            continue;
+        }
+        let Some(function_name) = facts.functions[function].name.as_deref() else { continue };
+        for call in &facts.calls {
+            if call.enclosing_function.as_deref() == Some(function_name) && call.loops.is_empty() {
+                follow_raises(facts, by_name, &call.callee_last, loop_id, loop_range, via, depth + 1, out);
+            }
+        }
+    }
+}
+
+/// Calls in a loop to something the source does not define, whose name
+/// promises an exit (`self._check_budget()`): the auditor cannot read the
+/// check, so it says so rather than claim the exit.
+fn warn_about_unseen_callees(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) {
+    let defined: HashSet<&str> = facts.functions.iter().filter_map(|f| f.name.as_deref()).collect();
+    let mut warned: HashSet<&str> = HashSet::default();
+    for call in facts.calls.iter().filter(|c| c.in_loop && !c.caught) {
+        let name = call.callee_last.as_str();
+        if name.is_empty() || defined.contains(name) || warned.contains(name) {
+            continue;
+        }
+        let words = canonical_words(name);
+        let has = |word: &str| words.iter().any(|w| w == word);
+        let checks = ["check", "enforce", "ensure", "assert", "guard", "verify", "raise", "test"]
+            .iter()
+            .any(|verb| words.first().is_some_and(|w| w == verb) || has(verb));
+        let promises = has("budget")
+            || has("cost")
+            || has("deadline")
+            || has("timeout")
+            || (has("time") && has("max"))
+            || (has("max") && words.iter().any(|w| rules::COUNT_WORDS.contains(&w.as_str())))
+            || has("cancel")
+            || has("stop")
+            || has("stall");
+        if !(checks && promises) {
+            continue;
+        }
+        warned.insert(name);
+        warnings.push(warning(
+            "check-not-in-source",
+            &format!(
+                "`{name}` is called in the loop but is not in this source; it may end the loop (paste `{name}` to check it)"
+            ),
+            Some(call.range.clone()),
+            lines,
+        ));
+    }
+}
+
+/// Every exit link of a source with the clause, its role and what the rules
+/// made of it, one line each: how a developer sees why an exit was or was
+/// not found (`cargo run -p auditor --example report -- --links FILE`).
+pub(crate) fn trace_links(source: &str, language: Language) -> Vec<String> {
+    let mut parser = tree_sitter::Parser::new();
+    let Ok(tree) = parse(&mut parser, source, language, None) else { return Vec::new() };
+    let lines = Lines::new(source);
+    let mut facts = facts::collect(&tree, source, language.family());
+    add_function_loops(&mut facts);
+    link_wrapping_handlers(&mut facts);
+    link_flag_setters(&mut facts);
+    link_calls(&mut facts);
+    let provenance = Provenance::new(&facts);
+    facts
+        .links
+        .iter()
+        .filter_map(|link| {
+            let clause = facts.clauses.get(link.clause)?;
+            let view = ClauseView::new(&provenance, clause, link.role, Some(link.loop_id), true);
+            let text: String = source.get(clause.range.clone()).unwrap_or("").chars().take(60).collect();
+            let mut words: Vec<&str> = view.words.iter().copied().collect();
+            words.sort_unstable();
+            Some(format!(
+                "L{} {:?} loop {} `{}` -> {:?} words {:?} literals {:?}{}{}{}{}{}{}",
+                lines.line_of(clause.range.start),
+                link.role,
+                link.loop_id,
+                text.replace('\n', " "),
+                rules::classify_link(&provenance, link),
+                words,
+                view.literals,
+                if clause.negated { " negated" } else { "" },
+                if view.pass_counter { " pass-counter" } else { "" },
+                if view.failure_counter { " failure-counter" } else { "" },
+                if view.this_pass { " this-pass" } else { "" },
+                if view.from_input { " typed" } else { "" },
+                if link.via.is_some() { " via-call" } else { "" },
+            ))
+        })
+        .collect()
 }

@@ -74,6 +74,11 @@ pub(crate) struct LoopFact {
     pub assigned: HashSet<String>,
     /// For a retry decorator: the decorated function's name.
     pub function_name: Option<String>,
+    /// A `for` over a collection (`for msg in messages`), not over a
+    /// bounded range: its `break` ends a walk over items, not an agent.
+    pub collection: bool,
+    /// The function the loop sits in, if any.
+    pub function: Option<usize>,
 }
 
 /// The analysis of one condition, split at `and`/`or`: the words of its code,
@@ -104,6 +109,13 @@ pub(crate) struct Clause {
     /// For a comparison of two operands: each side's words and, when the side
     /// is a plain name or field, its text.
     pub sides: Option<[(Vec<String>, Option<String>); 2]>,
+    /// The clause is a call, possibly negated or awaited
+    /// (`self.should_stop()`, `!await check()`): the called name.
+    pub call_root: Option<String>,
+    /// The clause stands for a flag that code outside the loop sets
+    /// (`self.running = False` in `stop()`): without words of its own it is
+    /// an external event.
+    pub set_outside: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +138,10 @@ pub(crate) struct ExitLink {
     pub loop_id: usize,
     /// The statement that leaves (or the loop header for loop conditions).
     pub site: Range<usize>,
+    /// For a check reached through a call (`if self.should_stop():` and the
+    /// comparison inside `should_stop`): the call in the loop, reported
+    /// beside the check.
+    pub via: Option<Range<usize>>,
 }
 
 #[derive(Debug, Clone)]
@@ -134,6 +150,12 @@ pub(crate) struct CallFact {
     pub callee_last: String,
     pub range: Range<usize>,
     pub in_loop: bool,
+    /// The loops of the enclosing function that the call sits in, innermost
+    /// first: an exception it raises leaves them all.
+    pub loops: Vec<usize>,
+    /// The call sits in a `try` body inside its innermost loop, so what it
+    /// raises is caught before it can leave the loop.
+    pub caught: bool,
     pub enclosing_function: Option<String>,
     /// Canonical words and literal words of the arguments (bounded sub-walk).
     pub arg_words: Vec<String>,
@@ -154,6 +176,9 @@ pub(crate) struct KwargFact {
     pub value_literals: Vec<String>,
     pub value_idents: Vec<String>,
     pub decorator_loop: Option<usize>,
+    /// The argument is given inside a loop's body: it configures something
+    /// the loop does each pass (one request), not the loop.
+    pub in_loop: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -163,6 +188,8 @@ pub(crate) struct HandlerFact {
     pub in_loop: bool,
     /// The handler's body leaves the loop (break, return, raise, exit).
     pub leaves: bool,
+    /// Its `try` wraps a loop: what it catches has already ended that loop.
+    pub wraps_loop: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -171,6 +198,74 @@ pub(crate) struct AssignFact {
     pub range: Range<usize>,
     pub augmented: bool,
     pub in_loop: bool,
+    /// Changes the target by a constant (`i += 1`, `left -= 1`, `n++`,
+    /// `i=$((i+1))`): a counter of something.
+    pub step: bool,
+    /// Sits in an error branch of its loop (an exception handler, or under
+    /// `if err != nil`, `if failed`): what it counts is failures.
+    pub error_branch: bool,
+    /// For a counter: the guards between its loop and it. A counter moved on
+    /// every pass has none; one moved under `if EXIT_SIGNAL in out` counts
+    /// what its guards see.
+    pub guards: Vec<usize>,
+}
+
+/// One assignment of a name: where it is, in which function, and the words,
+/// names and called names of its value.
+#[derive(Debug, Clone)]
+pub(crate) struct Definition {
+    pub at: usize,
+    pub function: Option<usize>,
+    pub words: Vec<String>,
+    pub idents: Vec<String>,
+    pub callees: Vec<String>,
+}
+
+impl Facts {
+    /// The definition of `name` that reaches a use at byte `at` in
+    /// `function`: the nearest one before it in the same function, else the
+    /// last one in the same function (a value carried round the loop), else
+    /// the last one anywhere (a module constant, a field set elsewhere).
+    pub(crate) fn definition(&self, name: &str, at: usize, function: Option<usize>) -> Option<&Definition> {
+        let definitions = self.aliases.get(name)?;
+        let same: Vec<&Definition> = definitions.iter().filter(|d| d.function == function).collect();
+        same.iter()
+            .filter(|d| d.at < at)
+            .max_by_key(|d| d.at)
+            .or_else(|| same.last())
+            .copied()
+            .or_else(|| definitions.last())
+    }
+
+    /// Whether the exit statement at `site` returns a value (`return x`,
+    /// not a bare `return` or a `break`). Only the site's text is asked.
+    pub(crate) fn returns_value(&self, site: &Range<usize>) -> bool {
+        self.return_sites.contains(&site.start)
+    }
+
+    /// The innermost function whose range holds byte `at`.
+    pub(crate) fn function_at(&self, at: usize) -> Option<usize> {
+        self.functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.range.contains(&at))
+            .min_by_key(|(_, f)| f.range.len())
+            .map(|(index, _)| index)
+    }
+}
+
+/// An assignment of a plain value (`True`, `None`, `AgentState.FINISHED`) to
+/// a name that may be some loop's flag, with the conditions it sits under.
+#[derive(Debug, Clone)]
+pub(crate) struct FlagAssign {
+    pub target: String,
+    pub value: String,
+    pub range: Range<usize>,
+    pub function: Option<usize>,
+    /// The guards above it in its function, and the words of its value,
+    /// its target and its function's name as one clause.
+    pub guards: Vec<usize>,
+    pub words_clause: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -178,6 +273,9 @@ pub(crate) struct FunctionFact {
     pub name: Option<String>,
     pub range: Range<usize>,
     pub recursive: bool,
+    /// The guards under which the function calls itself: the recursion goes
+    /// on only while they hold.
+    pub recursion_guards: Vec<usize>,
 }
 
 /// A return or raise outside any loop of its function, with its guards: the
@@ -188,6 +286,11 @@ pub(crate) struct FunctionExit {
     pub clauses: Vec<usize>,
     pub site: Range<usize>,
     pub returns_end: bool,
+    /// A raise, throw, process exit or Rust `Err(...)` return: it leaves a
+    /// caller's loop too, unless the caller catches it.
+    pub raises: bool,
+    /// The clauses of a returned condition (`return self.steps >= self.max`).
+    pub values: Vec<usize>,
 }
 
 pub(crate) struct Facts {
@@ -200,13 +303,49 @@ pub(crate) struct Facts {
     pub assigns: Vec<AssignFact>,
     pub functions: Vec<FunctionFact>,
     pub function_exits: Vec<FunctionExit>,
-    /// Right-hand sides of assignments by target: canonical words and raw names.
-    pub aliases: HashMap<String, (Vec<String>, Vec<String>)>,
+    /// The assignments of each name, in source order: where a condition's
+    /// values come from.
+    pub aliases: HashMap<String, Vec<Definition>>,
     /// Names passed as arguments to calls other than logging.
     pub passed: HashSet<String>,
     /// Simple names of functions called inside loop bodies.
     pub called_in_loops: HashSet<String>,
+    pub flag_assigns: Vec<FlagAssign>,
+    /// Start bytes of `return` statements that return a value.
+    pub return_sites: HashSet<usize>,
+    /// The flags of each loop's condition: `(loop, name, polarity)`.
+    pub loop_flags: Vec<(usize, String, FlagPolarity)>,
+    /// For each handler of a `try` that wraps a loop: `(loop, handler clause,
+    /// handler range)`. An exception raised in the loop leaves it there.
+    pub wrapping_handlers: Vec<(usize, usize, Range<usize>)>,
     pub parse_errors: Vec<Range<usize>>,
+}
+
+/// Which values of a loop's flag end the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FlagPolarity {
+    /// `while running`: a falsy value ends it.
+    Truthy,
+    /// `while not done`: a truthy value ends it.
+    Falsy,
+    /// `while state == RUNNING`: any other value ends it.
+    Equals(String),
+    /// `while state != FINISHED`: that value ends it.
+    Differs(String),
+}
+
+impl FlagPolarity {
+    /// Whether assigning `value` (its source text) ends the loop.
+    pub(crate) fn stops_on(&self, value: &str) -> bool {
+        let falsy =
+            matches!(value, "False" | "false" | "None" | "nil" | "null" | "undefined" | "0" | "\"\"" | "''");
+        match self {
+            FlagPolarity::Truthy => falsy,
+            FlagPolarity::Falsy => !falsy,
+            FlagPolarity::Equals(running) => value != running,
+            FlagPolarity::Differs(finished) => value == finished,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -436,6 +575,23 @@ fn strip_quotes(text: &str) -> &str {
     text.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '#'))
 }
 
+/// A condition that is one name or field, possibly negated: the name and
+/// whether it was negated.
+fn simple_flag(text: &str) -> Option<(&str, bool)> {
+    let text = text.trim();
+    let (text, negated) = match text.strip_prefix("not ").or_else(|| text.strip_prefix('!')) {
+        Some(rest) => (rest.trim(), true),
+        None => (text, false),
+    };
+    let text = text.trim_start_matches('(').trim_end_matches(')').trim();
+    let simple = !text.is_empty()
+        && text.len() < 64
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '$')
+        && text.chars().next().is_some_and(|c| !c.is_ascii_digit())
+        && !matches!(text, "True" | "true" | "False" | "false" | "None" | "nil" | "null");
+    simple.then_some((text.trim_start_matches('$'), negated))
+}
+
 /// What a bounded sub-walk found in an expression.
 #[derive(Default)]
 struct Collected {
@@ -451,8 +607,12 @@ struct Walker<'s, 't> {
     function_frames: Vec<usize>,
     /// Frame indexes of guards (if bodies, case arms, handlers, `&&` lists).
     guard_frames: Vec<usize>,
-    clause_memo: HashMap<usize, Vec<usize>>,
-    flags: HashMap<usize, String>,
+    /// Clauses of a guard node, by node id and by whether the exit sits in
+    /// its `else` branch (the condition read negated).
+    clause_memo: HashMap<(usize, bool), Vec<usize>>,
+    /// Node ids of `try` statements whose body holds a loop: their handlers
+    /// end that loop rather than swallow what it raised.
+    wrapping_tries: HashSet<usize>,
     /// What each node kind of the grammar is, whether it names something
     /// and what it tells a clause, by kind id: matching strings for every
     /// node of a large file costs more than the rest of the walk.
@@ -504,6 +664,10 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         aliases: HashMap::default(),
         passed: HashSet::default(),
         called_in_loops: HashSet::default(),
+        flag_assigns: Vec::new(),
+        return_sites: HashSet::default(),
+        loop_flags: Vec::new(),
+        wrapping_handlers: Vec::new(),
         parse_errors: Vec::new(),
     };
     let mut walker = Walker {
@@ -515,7 +679,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         function_frames: Vec::new(),
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
-        flags: HashMap::default(),
+        wrapping_tries: HashSet::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
         decorator_frames: 0,
@@ -530,10 +694,13 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
 /// Every field name the walk asks nodes for. Tree-sitter finds a field by
 /// name with a linear scan of the grammar's field names (a `strncmp` each);
 /// the walk asks for fields of most nodes, so it looks the ids up once.
-const FIELD_NAMES: [&str; 20] = [
+const FIELD_NAMES: [&str; 23] = [
+    "alternative",
     "argument",
     "arguments",
+    "body",
     "communication",
+    "consequence",
     "condition",
     "constructor",
     "definition",
@@ -625,6 +792,15 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn innermost_function_frame(&self) -> usize {
         self.function_frames.last().copied().unwrap_or(0)
+    }
+
+    /// The id of the function the walk is in, if any.
+    fn innermost_function(&self) -> Option<usize> {
+        let frame = *self.function_frames.last()?;
+        match self.frames[frame].role {
+            FrameRole::Function(id) => Some(id),
+            _ => None,
+        }
     }
 
     fn loops_of_current_function(&self) -> impl DoubleEndedIterator<Item = &usize> {
@@ -744,7 +920,20 @@ impl<'s, 't> Walker<'s, 't> {
         let mut infinite = false;
         let mut condition: Vec<Node<'t>> = Vec::new();
         let mut range_bound: Option<Node<'t>> = None;
+        let mut collection_walk = false;
         match (family, node.kind()) {
+            (Family::Rust, "while_expression")
+                if self.field(node, "condition").is_some_and(|c| {
+                    c.kind() == "let_condition" && {
+                        let text = self.text(c);
+                        text.contains(".next()") || text.contains(".recv()")
+                    }
+                }) =>
+            {
+                // `while let Some(chunk) = stream.next().await`: a walk over a
+                // stream's items, like a `for`.
+                collection_walk = true;
+            }
             (Family::Python, "while_statement")
             | (Family::Js, "while_statement")
             | (Family::Js, "do_statement")
@@ -815,6 +1004,8 @@ impl<'s, 't> Walker<'s, 't> {
             condition.clear();
         }
         let range = node.byte_range();
+        let bounded = range_bound.is_some_and(|bound| self.is_bounded_range(bound));
+        let function = self.innermost_function();
         self.facts.loops.push(LoopFact {
             kind,
             range: range.clone(),
@@ -823,8 +1014,17 @@ impl<'s, 't> Walker<'s, 't> {
             framework: None,
             assigned: HashSet::default(),
             function_name: None,
+            collection: collection_walk || (range_bound.is_some() && !bounded),
+            function,
         });
+        self.note_wrapping_handlers(id);
         let header = node.start_byte()..self.header_end(node);
+        // A bounded loop inside the agent's loop (a retry of one request)
+        // ends only itself: its bound is an exit of the outer loop only when
+        // running out of it leaves that loop too.
+        if self.inside_driving_loop() && !self.exhaustion_leaves(node) {
+            condition.clear();
+        }
         if !condition.is_empty() {
             let clauses = self.clauses_of(&condition);
             if kind == LoopKind::Until {
@@ -838,16 +1038,19 @@ impl<'s, 't> Walker<'s, 't> {
                     role: Role::LoopCondition,
                     loop_id: id,
                     site: header.clone(),
+                    via: None,
                 });
             }
-            if condition.len() == 1 {
-                if let Some(flag) = self.flag_of(condition[0]) {
-                    self.flags.insert(id, flag);
+            for part in self.boolean_roots(&condition) {
+                if let Some((flag, polarity)) = self.flag_of(part) {
+                    self.facts.loop_flags.push((id, flag, polarity));
                 }
             }
         }
-        if let Some(bound) = range_bound {
-            if self.is_bounded_range(bound) {
+        if let Some(bound) =
+            range_bound.filter(|_| !self.inside_driving_loop() || self.exhaustion_leaves(node))
+        {
+            if bounded {
                 let clauses = self.clauses_of(&[bound]);
                 for clause in clauses {
                     self.facts.links.push(ExitLink {
@@ -855,11 +1058,68 @@ impl<'s, 't> Walker<'s, 't> {
                         role: Role::RangeBound,
                         loop_id: id,
                         site: header.clone(),
+                        via: None,
                     });
                 }
             }
         }
         id
+    }
+
+    /// Whether the walk is inside a loop of the current function that is not
+    /// a walk over a collection: the loop of an agent, around the new one.
+    fn inside_driving_loop(&self) -> bool {
+        // The new loop's own frame is not pushed yet.
+        self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
+            FrameRole::Loop(id) => {
+                !self.facts.loops[id].collection && self.facts.loops[id].kind != LoopKind::Framework
+            }
+            _ => false,
+        })
+    }
+
+    /// Whether running a loop to its end leaves the code around it: a
+    /// Python `for ... else: raise`, or an exit (or a guarded exit) as the
+    /// next statement.
+    fn exhaustion_leaves(&self, node: Node<'_>) -> bool {
+        let leaves = |statement: Node<'_>| {
+            let text = self.text(statement).trim_start();
+            let head = text.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
+            matches!(head, "return" | "raise" | "throw" | "break" | "panic" | "bail" | "exit")
+                || text.starts_with("sys.exit")
+                || text.starts_with("process.exit")
+                || text.starts_with("os.Exit")
+                || text.starts_with("log.Fatal")
+        };
+        if let Some(alternative) = self.field(node, "alternative") {
+            if (0..alternative.named_child_count())
+                .filter_map(|i| alternative.named_child(i as u32))
+                .any(|child| leaves(child) || self.children_named(child).iter().any(|c| leaves(*c)))
+            {
+                return true;
+            }
+        }
+        let mut next = node.next_named_sibling();
+        // Go and Rust put the loop in an expression statement.
+        if next.is_none() && matches!(node.parent().map(|p| p.kind()), Some("expression_statement")) {
+            next = node.parent().and_then(|p| p.next_named_sibling());
+        }
+        let Some(next) = next.filter(|n| !matches!(self.syn_of(*n), Syn::Comment)) else { return false };
+        if leaves(next) {
+            return true;
+        }
+        // `if err != nil { return err }` right after the retries.
+        self.syn_of(next) == Syn::If && {
+            let body = self.field(next, "consequence").or_else(|| {
+                (0..next.named_child_count())
+                    .filter_map(|i| next.named_child(i as u32))
+                    .find(|c| matches!(c.kind(), "block" | "statement_block" | "compound_statement"))
+            });
+            body.is_some_and(|body| {
+                leaves(body)
+                    || (0..body.named_child_count()).filter_map(|i| body.named_child(i as u32)).any(leaves)
+            })
+        }
     }
 
     /// The end of a loop's first line, for its header evidence.
@@ -876,17 +1136,88 @@ impl<'s, 't> Walker<'s, 't> {
             || (self.family == Family::Bash && matches!(inner.trim_end_matches(';').trim(), "true" | ":"))
     }
 
-    /// A loop condition that is one name (`while running`, `while not done`,
-    /// `while (!this.finished)`): assignments to it inside the loop are exits.
-    fn flag_of(&self, node: Node<'_>) -> Option<String> {
+    /// A part of a loop condition that is a flag: one name (`while running`,
+    /// `while not done`, `while (!this.finished)`) or one name compared with a
+    /// constant (`while state == RUNNING`, `state != FINISHED`). Assignments
+    /// to it that end the loop are exits.
+    fn flag_of(&self, node: Node<'_>) -> Option<(String, FlagPolarity)> {
         let text = self.text(node).trim();
         let text = text.trim_start_matches('(').trim_end_matches(')').trim();
-        let text = text.strip_prefix("not ").or_else(|| text.strip_prefix('!')).unwrap_or(text).trim();
-        let simple = !text.is_empty()
-            && text.len() < 64
-            && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-            && text.chars().next().is_some_and(|c| !c.is_ascii_digit());
-        simple.then(|| text.to_string())
+        if let Some((name, negated)) = simple_flag(text) {
+            let polarity = if negated { FlagPolarity::Falsy } else { FlagPolarity::Truthy };
+            return Some((name.to_string(), polarity));
+        }
+        let sides = self.children_named(node);
+        let operator = self.field(node, "operator").map(|o| o.kind()).or_else(|| {
+            // Python's comparison operators are anonymous children.
+            let mut cursor = node.walk();
+            let kinds: Vec<&str> =
+                node.children(&mut cursor).filter(|c| !c.is_named()).map(|c| c.kind()).collect();
+            kinds.first().copied()
+        })?;
+        let [left, right] = sides.as_slice() else { return None };
+        let (name, constant) = match (simple_flag(self.text(*left)), simple_flag(self.text(*right))) {
+            (Some((name, false)), _) => (name, self.text(*right).trim()),
+            (_, Some((name, false))) => (name, self.text(*left).trim()),
+            _ => return None,
+        };
+        if constant.len() > 64 {
+            return None;
+        }
+        let polarity = match operator {
+            "==" | "===" | "is" => FlagPolarity::Equals(constant.to_string()),
+            "!=" | "!==" | "is not" => FlagPolarity::Differs(constant.to_string()),
+            _ => return None,
+        };
+        Some((name.to_string(), polarity))
+    }
+
+    /// The operands of a condition split at and/or, without analysing them.
+    fn boolean_roots(&self, nodes: &[Node<'t>]) -> Vec<Node<'t>> {
+        let mut roots = Vec::new();
+        let mut stack: Vec<Node<'t>> = nodes.iter().rev().copied().collect();
+        while let Some(node) = stack.pop() {
+            if roots.len() >= 16 {
+                break;
+            }
+            match self.boolean_parts(node) {
+                Some(parts) => stack.extend(parts.into_iter().rev()),
+                None => roots.push(node),
+            }
+        }
+        roots
+    }
+
+    /// For each `try` around a new loop (in the same function), the types
+    /// its handlers catch: an exception raised in the loop ends it there.
+    fn note_wrapping_handlers(&mut self, loop_id: usize) {
+        let floor = self.innermost_function_frame();
+        let tries: Vec<Node<'t>> = (floor..self.frames.len())
+            .filter(|&index| {
+                let node = self.frames[index].node;
+                node.kind() == "try_statement"
+                    && self.frames.get(index + 1).is_some_and(|child| {
+                        self.field(node, "body").is_some_and(|body| body.id() == child.node.id())
+                    })
+            })
+            .map(|index| self.frames[index].node)
+            .collect();
+        for try_node in tries {
+            self.wrapping_tries.insert(try_node.id());
+            let mut cursor = try_node.walk();
+            let handlers: Vec<Node<'t>> =
+                try_node.named_children(&mut cursor).filter(|c| c.kind() == "except_clause").collect();
+            for handler in handlers {
+                let words = self.handler_type_words(handler);
+                if words.is_empty() {
+                    continue;
+                }
+                let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
+                let index = self.facts.clauses.len();
+                self.facts.clauses.push(clause);
+                self.facts.wrapping_handlers.push((loop_id, index, handler.byte_range()));
+            }
+        }
     }
 
     /// `range(N)`, `range(1, MAX_TURNS)`, `0..N`, `$(seq 1 $MAX)`, `{1..10}`,
@@ -920,7 +1251,8 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
+    /// The canonical words of the exception types a Python handler catches.
+    fn handler_type_words(&self, node: Node<'_>) -> Vec<String> {
         let type_node = match self.family {
             Family::Python => self.field(node, "value").or_else(|| {
                 (0..node.named_child_count())
@@ -929,13 +1261,19 @@ impl<'s, 't> Walker<'s, 't> {
             }),
             _ => None,
         };
-        let type_words = type_node.map(|t| canonical_words(self.text(t))).unwrap_or_default();
+        type_node.map(|t| canonical_words(self.text(t))).unwrap_or_default()
+    }
+
+    fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
+        let type_words = self.handler_type_words(node);
         let id = self.facts.handlers.len();
+        let wraps_loop = node.parent().is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
         self.facts.handlers.push(HandlerFact {
             range: node.byte_range(),
             type_words,
             in_loop: self.innermost_loop().is_some(),
             leaves: false,
+            wraps_loop,
         });
         FrameRole::Handler(id)
     }
@@ -949,7 +1287,12 @@ impl<'s, 't> Walker<'s, 't> {
                 .flatten()
         });
         let id = self.facts.functions.len();
-        self.facts.functions.push(FunctionFact { name, range: node.byte_range(), recursive: false });
+        self.facts.functions.push(FunctionFact {
+            name,
+            range: node.byte_range(),
+            recursive: false,
+            recursion_guards: Vec::new(),
+        });
         id
     }
 
@@ -975,6 +1318,8 @@ impl<'s, 't> Walker<'s, 't> {
                     framework: None,
                     assigned: HashSet::default(),
                     function_name: name,
+                    collection: false,
+                    function: self.innermost_function(),
                 });
                 decorator_loop = Some(id);
             }
@@ -1027,6 +1372,12 @@ impl<'s, 't> Walker<'s, 't> {
                     && !callee_last.is_empty()
                 {
                     self.facts.functions[id].recursive = true;
+                    // `if depth > 1: self.research(depth - 1)`: the recursion
+                    // goes on only under these guards.
+                    if self.facts.functions[id].recursion_guards.len() < 16 {
+                        let guards = self.guard_clauses_above(frame);
+                        self.facts.functions[id].recursion_guards.extend(guards);
+                    }
                 }
             }
         }
@@ -1058,7 +1409,10 @@ impl<'s, 't> Walker<'s, 't> {
                 let args: Vec<Node<'t>> = match self.family {
                     Family::Bash => {
                         let mut cursor = node.walk();
-                        node.children_by_field_name("argument", &mut cursor).collect()
+                        let args = node.children_by_field_name("argument", &mut cursor);
+                        // `trap 'shutdown' SIGINT`: the handler's name is not
+                        // a signal; only what follows it says which.
+                        args.skip(usize::from(callee == "trap")).collect()
                     }
                     Family::Rust if node.kind() == "macro_invocation" => {
                         (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
@@ -1115,10 +1469,16 @@ impl<'s, 't> Walker<'s, 't> {
         }
         if self.family == Family::Bash && callee == "read" {
             // `read -r answer` assigns what a person typed.
+            let function = self.innermost_function();
             for word in self.collect_idents(node) {
                 self.note_assigned(&word);
-                let entry = self.facts.aliases.entry(word).or_default();
-                entry.0.push("input".to_string());
+                self.facts.aliases.entry(word).or_default().push(Definition {
+                    at: node.start_byte(),
+                    function,
+                    words: vec!["input".to_string()],
+                    idents: Vec::new(),
+                    callees: Vec::new(),
+                });
             }
         }
         // `tokio::select!` arms are a token tree, not parsed expressions: a
@@ -1134,22 +1494,66 @@ impl<'s, 't> Walker<'s, 't> {
                             role: Role::Guard,
                             loop_id: id,
                             site: node.byte_range(),
+                            via: None,
                         });
                     }
                 }
             }
         }
+        let loops: Vec<usize> = self
+            .loops_of_current_function()
+            .rev()
+            .take(4)
+            .filter_map(|frame| match self.frames[*frame].role {
+                FrameRole::Loop(id) => Some(id),
+                _ => None,
+            })
+            .collect();
+        let caught = in_loop && !self.raises_reach_loop(node);
         self.facts.calls.push(CallFact {
             callee: callee.to_string(),
             callee_last,
             range: node.byte_range(),
             in_loop,
+            loops,
+            caught,
             enclosing_function: self.enclosing_function_name(),
             arg_words,
             arg_literals,
             decorator_loop: self.current_decorator_loop(),
         });
         FrameRole::Call { is_log }
+    }
+
+    /// Whether an error raised by the call at `node` reaches its innermost
+    /// loop: not when a `try` inside the loop wraps it, not in Go (errors are
+    /// values), and in Rust only through `?`.
+    fn raises_reach_loop(&self, node: Node<'t>) -> bool {
+        match self.family {
+            Family::Go | Family::Bash => return false,
+            Family::Rust => {
+                let mut up = node.parent();
+                for _ in 0..3 {
+                    match up {
+                        Some(parent) if parent.kind() == "try_expression" => return true,
+                        Some(parent) if matches!(parent.kind(), "await_expression" | "call_expression") => {
+                            up = parent.parent();
+                        }
+                        _ => return false,
+                    }
+                }
+                return false;
+            }
+            Family::Python | Family::Js => {}
+        }
+        let Some((loop_frame, _)) = self.innermost_loop() else { return false };
+        !(loop_frame..self.frames.len()).any(|index| {
+            let frame_node = self.frames[index].node;
+            frame_node.kind() == "try_statement"
+                && self.frames.get(index + 1).is_some_and(|child| {
+                    self.field(frame_node, "body").is_some_and(|body| body.id() == child.node.id())
+                })
+        })
     }
 
     fn is_interesting_callee(&self, words: &[String]) -> bool {
@@ -1229,13 +1633,24 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let Some(target) = target else { return };
         let mut targets = vec![self.text(target).trim().to_string()];
-        if matches!(
-            target.kind(),
-            "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern" | "object_pattern"
-        ) {
+        if matches!(target.kind(), "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern") {
+            // `a, b := f()`, `resp.Data, err = g()`: each operand is a target,
+            // a field as a whole (not its receiver's name).
+            targets = self.children_named(target).iter().map(|t| self.text(*t).trim().to_string()).collect();
+        } else if target.kind() == "object_pattern" {
             targets = self.collect_idents(target);
         }
         let in_loop = self.innermost_loop().is_some();
+        let step = augmented && value.is_none_or(|v| self.is_number(v))
+            || value.is_some_and(|v| targets.len() == 1 && self.steps_itself(&targets[0], v));
+        // What a counter counts: it sits in an error branch of its loop, or
+        // not. Asked only of counters, since it builds the guards' clauses.
+        let error_branch = step && in_loop && self.in_error_branch();
+        let guards = match self.innermost_loop() {
+            Some((loop_frame, _)) if step => self.guard_clauses_above(loop_frame),
+            _ => Vec::new(),
+        };
+        let function = self.innermost_function();
         for name in &targets {
             if name.len() > 80 {
                 continue;
@@ -1246,20 +1661,33 @@ impl<'s, 't> Walker<'s, 't> {
                 range: node.byte_range(),
                 augmented,
                 in_loop,
+                step,
+                error_branch,
+                guards: guards.clone(),
             });
         }
         let Some(value) = value else { return };
         // The words of the right-hand side without its argument lists: for
         // `elapsed = time.time() - start` they are `time`, `start`; for
         // `resp = client.create(max_tokens=100)` they do not include tokens.
-        let (words, idents) = self.rhs_words(value);
+        let (words, idents, callees) = self.rhs_words(value);
         for name in &targets {
-            let entry = self.facts.aliases.entry(name.clone()).or_default();
-            if entry.0.len() < 48 {
-                entry.0.extend(words.iter().cloned());
-                entry.1.extend(idents.iter().cloned());
+            let definitions = self.facts.aliases.entry(name.clone()).or_default();
+            if definitions.len() < 32 {
+                definitions.push(Definition {
+                    at: node.start_byte(),
+                    function,
+                    words: words.clone(),
+                    idents: idents.clone(),
+                    callees: callees.clone(),
+                });
             }
         }
+        let value_text = self.text(value).trim();
+        let plain_value = value_text.len() <= 64
+            && (simple_flag(value_text).is_some_and(|(_, negated)| !negated)
+                || matches!(value_text, "True" | "False" | "true" | "false" | "None" | "nil" | "null")
+                || (matches!(self.syn_of(value), Syn::Str) && !value_text.contains(['{', '$'])));
         // An assignment to a loop's flag (`done = True`, `running = False`)
         // is a way out of that loop, under its guards and its own value.
         let flagged: Vec<(usize, usize)> = self
@@ -1270,7 +1698,13 @@ impl<'s, 't> Walker<'s, 't> {
                 FrameRole::Loop(id) => Some((*frame, id)),
                 _ => None,
             })
-            .filter(|(_, id)| self.flags.get(id).is_some_and(|flag| targets.iter().any(|t| t == flag)))
+            .filter(|(_, id)| {
+                self.facts.loop_flags.iter().any(|(loop_id, flag, polarity)| {
+                    loop_id == id
+                        && targets.iter().any(|t| t == flag)
+                        && (!plain_value || polarity.stops_on(value_text))
+                })
+            })
             .collect();
         for (frame, id) in flagged {
             self.facts.loops[id].exit_sites += 1;
@@ -1283,39 +1717,153 @@ impl<'s, 't> Walker<'s, 't> {
                     role: Role::Guard,
                     loop_id: id,
                     site: site.clone(),
+                    via: None,
+                });
+            }
+            // `except KeyboardInterrupt: automode = False`.
+            for clause in self.handler_clauses_above(frame) {
+                self.facts.links.push(ExitLink {
+                    clause,
+                    role: Role::Handler,
+                    loop_id: id,
+                    site: site.clone(),
+                    via: None,
                 });
             }
         }
+        // Plain values may set some loop's flag from elsewhere (`stop()`
+        // setting `self.running = False`): the engine matches them with the
+        // loops' flags once every loop is known.
+        if plain_value && targets.len() == 1 && self.facts.flag_assigns.len() < 256 {
+            let floor = self.innermost_function_frame();
+            let guards = self.guard_clauses_above(floor);
+            let mut words = canonical_words(&targets[0]);
+            words.extend(canonical_words(value_text));
+            if let Some(name) = function.and_then(|f| self.facts.functions[f].name.as_deref()) {
+                words.extend(canonical_words(name));
+            }
+            words.sort();
+            words.dedup();
+            let words_clause = self.facts.clauses.len();
+            self.facts.clauses.push(Clause { range: node.byte_range(), words, ..Clause::default() });
+            self.facts.flag_assigns.push(FlagAssign {
+                target: targets[0].clone(),
+                value: value_text.to_string(),
+                range: node.byte_range(),
+                function,
+                guards,
+                words_clause,
+            });
+        }
     }
 
-    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>) {
+    fn is_number(&self, node: Node<'_>) -> bool {
+        self.kind_entry(node).2 == Mark::Number
+            || (self.family == Family::Bash && self.text(node).trim().chars().all(|c| c.is_ascii_digit()))
+    }
+
+    /// `i = i + 1`, `left = left - 1`, `i=$((i+1))`, `n=$((n + 1))`.
+    fn steps_itself(&self, target: &str, value: Node<'_>) -> bool {
+        let text = self.text(value).trim();
+        let text = text
+            .trim_start_matches("$((")
+            .trim_start_matches("$[")
+            .trim_end_matches("))")
+            .trim_end_matches(']');
+        let text = text.trim();
+        let target = target.trim_start_matches('$');
+        let Some(rest) = text.strip_prefix(target).or_else(|| text.strip_prefix(&format!("${target}")))
+        else {
+            return false;
+        };
+        let rest = rest.trim_start();
+        let Some(amount) = rest.strip_prefix('+').or_else(|| rest.strip_prefix('-')) else { return false };
+        let amount = amount.trim();
+        !amount.is_empty() && amount.len() <= 6 && amount.chars().all(|c| c.is_ascii_digit())
+    }
+
+    /// Whether the walk is in an error branch of its innermost loop: an
+    /// exception handler, or under a condition that reads a failure
+    /// (`if err != nil`, `if failed`, `if not ok`).
+    fn in_error_branch(&mut self) -> bool {
+        let Some((loop_frame, _)) = self.innermost_loop() else { return false };
+        let guards: Vec<usize> = self
+            .guard_frames
+            .iter()
+            .rev()
+            .take_while(|frame| **frame > loop_frame)
+            .take(GUARD_LIMIT)
+            .copied()
+            .collect();
+        for frame in guards {
+            if let FrameRole::Handler(_) = self.frames[frame].role {
+                return true;
+            }
+            for clause in self.guard_clauses(frame) {
+                let clause = &self.facts.clauses[clause];
+                let has = |word: &str| clause.words.iter().any(|w| w == word);
+                let success = has("done") || has("ok") || has("pass");
+                if (has("error") && !clause.negated) || (success && clause.negated) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The words, names and called names of an assigned value, without its
+    /// argument lists.
+    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>) {
         let mut words = Vec::new();
         let mut idents = Vec::new();
-        let mut stack = vec![node];
+        let mut callees = Vec::new();
+        // Each entry: a node and whether it names a called function.
+        let mut stack = vec![(node, false)];
         let mut visited = 0;
-        while let Some(n) = stack.pop() {
+        while let Some((n, in_callee)) = stack.pop() {
             visited += 1;
             if visited > 128 {
                 break;
             }
             let kind = n.kind();
             let (syntax, identifier) = self.kind_of(n);
-            if matches!(
-                kind,
-                "argument_list" | "arguments" | "lambda" | "arrow_function" | "closure_expression"
-            ) || matches!(syntax, Syn::Str | Syn::Comment | Syn::SkipAll)
+            if matches!(kind, "argument_list" | "arguments") {
+                // `bufio.NewScanner(os.Stdin)`: what is read is a person's input.
+                let text = self.text(n);
+                if text.len() < 200 && (text.contains("stdin") || text.contains("Stdin")) {
+                    words.push("stdin".to_string());
+                }
+                continue;
+            }
+            if matches!(kind, "lambda" | "arrow_function" | "closure_expression")
+                || matches!(syntax, Syn::Str | Syn::Comment | Syn::SkipAll)
             {
                 continue;
             }
             if identifier && n.child_count() == 0 {
                 let text = self.text(n);
                 idents.push(text.to_string());
-                words.extend(canonical_words(text));
+                // `client.chat.completions.create(...)` returns a model's
+                // reply: "completion" there is the API's name, not a goal.
+                let api_name = in_callee && text.to_ascii_lowercase().contains("completion");
+                if !api_name {
+                    words.extend(canonical_words(text));
+                }
+            }
+            let callee = if syntax == Syn::Call { self.callee_of(n) } else { None };
+            if let Some(callee) = callee {
+                let name = last_identifier(self.text(callee));
+                if !name.is_empty() && callees.len() < 8 {
+                    callees.push(name.to_string());
+                }
             }
             let mut cursor = n.walk();
-            stack.extend(n.named_children(&mut cursor));
+            for child in n.named_children(&mut cursor) {
+                let names_callee = in_callee || callee.is_some_and(|c| c.id() == child.id());
+                stack.push((child, names_callee));
+            }
         }
-        (words, idents)
+        (words, idents, callees)
     }
 
     fn enter_kwarg(&mut self, node: Node<'t>, is_pair: bool) {
@@ -1350,6 +1898,7 @@ impl<'s, 't> Walker<'s, 't> {
             value_literals: collected.clause.literals,
             value_idents: collected.clause.idents,
             decorator_loop: self.current_decorator_loop(),
+            in_loop: self.innermost_loop().is_some(),
         });
     }
 
@@ -1373,11 +1922,19 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn guard_clauses(&mut self, frame: usize) -> Vec<usize> {
         let node = self.frames[frame].node;
-        if let Some(clauses) = self.clause_memo.get(&node.id()) {
+        let negated = self.in_alternative(frame);
+        if let Some(clauses) = self.clause_memo.get(&(node.id(), negated)) {
             return clauses.clone();
         }
         let nodes = self.guard_nodes(frame);
         let mut clauses = self.clauses_of(&nodes);
+        if negated {
+            // The `else` of `if tool_calls:` runs when there are none.
+            for &clause in &clauses {
+                let flipped = !self.facts.clauses[clause].negated;
+                self.facts.clauses[clause].negated = flipped;
+            }
+        }
         if matches!(self.syn_of(node), Syn::Case) {
             // A case arm is an equality test of the subject with its pattern.
             for &clause in &clauses {
@@ -1387,8 +1944,20 @@ impl<'s, 't> Walker<'s, 't> {
         if let FrameRole::Handler(_) = self.frames[frame].role {
             clauses.clear();
         }
-        self.clause_memo.insert(node.id(), clauses.clone());
+        self.clause_memo.insert((node.id(), negated), clauses.clone());
         clauses
+    }
+
+    /// Whether the walk, below an `if` frame, is in its `else` (or `elif`)
+    /// branch rather than in its consequence or condition.
+    fn in_alternative(&self, frame: usize) -> bool {
+        let node = self.frames[frame].node;
+        if self.syn_of(node) != Syn::If {
+            return false;
+        }
+        let Some(child) = self.frames.get(frame + 1).map(|f| f.node) else { return false };
+        matches!(child.kind(), "else_clause" | "elif_clause")
+            || self.field(node, "alternative").is_some_and(|alternative| alternative.id() == child.id())
     }
 
     fn guard_nodes(&self, frame: usize) -> Vec<Node<'t>> {
@@ -1449,19 +2018,27 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
+        if matches!(node.kind(), "return_statement" | "return_expression") && node.named_child_count() > 0 {
+            self.facts.return_sites.insert(site.start);
+        }
         if loops.is_empty() {
             if leaves_function {
                 if let Some(&frame) = self.function_frames.last() {
                     if let FrameRole::Function(function) = self.frames[frame].role {
-                        let returns_end = self.returns_end(node);
-                        let clauses = self.guard_clauses_above(frame);
-                        self.facts.function_exits.push(FunctionExit { function, clauses, site, returns_end });
+                        self.function_exit(node, frame, function);
                     }
                 }
             }
             return;
         }
         let Some((inner_frame, inner_id)) = self.innermost_loop() else { return };
+        // A `break` out of a walk over a collection nested in another loop
+        // ends the walk (over the tool calls of one reply, say), not the
+        // loop around it.
+        if !leaves_function && loops.len() > 1 && self.facts.loops[inner_id].collection {
+            self.facts.loops[inner_id].exit_sites += 1;
+            return;
+        }
         let floor = if leaves_function { loops[0] } else { inner_frame };
         let clauses = self.guard_clauses_above(floor);
         // The exception types of handlers this exit sits in.
@@ -1501,6 +2078,7 @@ impl<'s, 't> Walker<'s, 't> {
                     role: Role::Guard,
                     loop_id: id,
                     site: site.clone(),
+                    via: None,
                 });
             }
             for &clause in &handler_clauses {
@@ -1509,6 +2087,7 @@ impl<'s, 't> Walker<'s, 't> {
                     role: Role::Handler,
                     loop_id: id,
                     site: site.clone(),
+                    via: None,
                 });
             }
         }
@@ -1539,6 +2118,68 @@ impl<'s, 't> Walker<'s, 't> {
         out
     }
 
+    /// Records a return or raise of a function outside its loops: what a
+    /// caller's loop learns when it calls the function.
+    fn function_exit(&mut self, node: Node<'t>, frame: usize, function: usize) {
+        let returns_end = self.returns_end(node);
+        let clauses = self.guard_clauses_above(frame);
+        let text = self.text(node);
+        let value = match node.kind() {
+            "return_statement" | "return_expression" => node.named_child(0),
+            _ => None,
+        };
+        let value_text = value.map(|v| self.text(v).trim()).unwrap_or("");
+        let is_return = matches!(node.kind(), "return_statement" | "return_expression")
+            || (self.family == Family::Bash && text.starts_with("return"));
+        let raises = !is_return || value_text.starts_with("Err(") || value_text.starts_with("Promise.reject");
+        // A returned condition speaks for itself; a returned value does not.
+        let values = match value {
+            Some(value) if self.is_condition(value) => self.clauses_of(&[value]),
+            _ => Vec::new(),
+        };
+        self.facts.function_exits.push(FunctionExit {
+            function,
+            clauses,
+            site: node.byte_range(),
+            returns_end,
+            raises,
+            values,
+        });
+    }
+
+    /// An expression that reads as a yes-or-no question: a comparison, a
+    /// negation, a boolean operator, or a call or name whose words ask
+    /// (`is_done()`, `self.finished`).
+    fn is_condition(&self, node: Node<'_>) -> bool {
+        match node.kind() {
+            "comparison_operator" | "not_operator" | "boolean_operator" | "unary_expression" => true,
+            "binary_expression" => self.field(node, "operator").is_some_and(|o| {
+                matches!(
+                    o.kind(),
+                    "==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=" | "&&" | "||" | "and" | "or"
+                )
+            }),
+            "parenthesized_expression" => node.named_child(0).is_some_and(|inner| self.is_condition(inner)),
+            "call"
+            | "call_expression"
+            | "attribute"
+            | "member_expression"
+            | "field_expression"
+            | "selector_expression"
+            | "identifier" => {
+                let text = self.text(node);
+                text.len() <= 120 && {
+                    let words = canonical_words(text);
+                    words.first().is_some_and(|w| matches!(w.as_str(), "is" | "has" | "should" | "can"))
+                        || words.iter().any(|w| {
+                            matches!(w.as_str(), "done" | "stop" | "cancel" | "deadline" | "max" | "stall")
+                        })
+                }
+            }
+            _ => false,
+        }
+    }
+
     fn returns_end(&self, node: Node<'_>) -> bool {
         let text = self.text(node);
         let value = text.trim_start_matches("return").trim().trim_end_matches(';').trim();
@@ -1548,22 +2189,13 @@ impl<'s, 't> Walker<'s, 't> {
     /// Splits conditions at `and`/`or`/`&&`/`||` (and Bash lists) and analyses
     /// each operand as one clause. Returns the indexes of the new clauses.
     fn clauses_of(&mut self, nodes: &[Node<'t>]) -> Vec<usize> {
-        let mut roots = Vec::new();
-        let mut stack: Vec<Node<'t>> = nodes.iter().rev().copied().collect();
-        while let Some(node) = stack.pop() {
-            if roots.len() >= 16 {
-                break;
-            }
-            match self.boolean_parts(node) {
-                Some(parts) => stack.extend(parts.into_iter().rev()),
-                None => roots.push(node),
-            }
-        }
+        let roots = self.boolean_roots(nodes);
         let mut out = Vec::new();
         for root in roots {
             let mut collected = self.collect(&[root]);
             collected.clause.range = root.byte_range();
             collected.clause.sides = self.sides_of(root);
+            collected.clause.call_root = self.root_call(root);
             collected.clause.command =
                 self.family == Family::Bash && matches!(root.kind(), "command" | "pipeline");
             let index = self.facts.clauses.len();
@@ -1571,6 +2203,30 @@ impl<'s, 't> Walker<'s, 't> {
             out.push(index);
         }
         out
+    }
+
+    /// The called name when a clause is one call, possibly negated, awaited
+    /// or parenthesised: `self.should_stop()`, `!await this.check()`.
+    fn root_call(&self, node: Node<'t>) -> Option<String> {
+        let mut node = node;
+        for _ in 0..6 {
+            match node.kind() {
+                "not_operator"
+                | "unary_expression"
+                | "await"
+                | "await_expression"
+                | "parenthesized_expression"
+                | "try_expression" => node = node.named_child(0)?,
+                // `not (reason := self.is_finished())`.
+                "named_expression" => node = self.field(node, "value")?,
+                _ => break,
+            }
+        }
+        if self.syn_of(node) != Syn::Call || self.family == Family::Bash {
+            return None;
+        }
+        let name = last_identifier(self.text(self.callee_of(node)?));
+        (!name.is_empty()).then(|| name.to_string())
     }
 
     fn boolean_parts(&self, node: Node<'t>) -> Option<Vec<Node<'t>>> {

@@ -84,6 +84,15 @@ pub fn audit_with(
     }
 }
 
+#[cfg(feature = "engine")]
+#[doc(hidden)]
+/// One line per exit link of `source`: its clause, role and classification.
+/// A tool for working on the rules (the `report` example's `--links`), not
+/// part of the auditor's contract.
+pub fn trace_links(source: &str, language: Language) -> Vec<String> {
+    engine::trace_links(source, language)
+}
+
 /// How an exit ends a loop, which decides what it says about convergence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]

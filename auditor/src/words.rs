@@ -51,26 +51,33 @@ pub(crate) fn canonical(word: &str) -> &str {
     match word {
         "iter" | "iters" | "iteration" | "iterations" | "itr" => "iter",
         "turn" | "turns" => "turn",
+        "tool" | "tools" => "tool",
+        "submit" | "submits" | "submitted" | "submitting" | "submission" => "submit",
         "step" | "steps" => "step",
         "round" | "rounds" | "epoch" | "epochs" | "hop" | "hops" | "generation" | "generations" => "round",
         "attempt" | "attempts" | "tries" | "try" | "retry" | "retries" | "retrying" => "attempt",
         "max" | "maximum" | "limit" | "limits" | "cap" | "ceiling" | "upto" => "max",
-        "token" | "tokens" | "tok" | "toks" => "token",
+        "token" | "tokens" | "tok" | "toks" | "tokenize" | "tokenizer" | "tiktoken" => "token",
         "cost" | "costs" | "usd" | "dollar" | "dollars" | "spend" | "spent" | "spending" | "price"
-        | "money" | "cents" | "credit" | "credits" | "billing" => "cost",
+        | "money" | "cents" | "credit" | "credits" | "billing" | "funds" | "balance" => "cost",
         "budget" | "budgets" => "budget",
         "time" | "elapsed" | "duration" | "seconds" | "secs" | "sec" | "second" | "minute" | "minutes"
-        | "mins" | "hour" | "hours" | "clock" | "monotonic" | "now" | "wall" | "runtime" | "instant"
-        | "since" => "time",
+        | "mins" | "hour" | "hours" | "clock" | "monotonic" | "now" | "wall" | "instant" | "since" => "time",
         "deadline" | "deadlines" | "expire" | "expired" | "expires" | "expiry" | "ttl" => "deadline",
         "timeout" | "timeouts" => "timeout",
         "error" | "errors" | "err" | "errs" | "fail" | "fails" | "failure" | "failures" | "failed"
-        | "failing" | "exception" | "exceptions" | "crash" | "crashes" | "strike" | "strikes" => "error",
+        | "failing" | "exception" | "exceptions" | "crash" | "crashes" | "strike" | "strikes" | "mistake"
+        | "mistakes" => "error",
         "breaker" | "circuit" | "tripped" => "breaker",
         "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
-        | "accomplished" | "satisfied" | "terminate" => "done",
-        "pass" | "passed" | "passes" | "passing" | "green" => "pass",
+        | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"
+        | "terminal" => "done",
+        "pass" | "passed" | "passes" | "passing" | "green" | "correct" => "pass",
+        "stop" | "stops" | "stopped" | "stopping" => "stop",
+        "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
+        | "suggestion" | "suggestions" | "complaint" | "complaints" | "critique" | "critiques"
+        | "feedback" | "correction" | "corrections" | "notes" => "issue",
         "goal" | "goals" | "objective" => "goal",
         "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
         | "jobs" | "remaining" | "work" => "queue",
@@ -79,20 +86,26 @@ pub(crate) fn canonical(word: &str) -> &str {
         "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"
         | "sha1" | "sha256" | "md5" | "blake3" => "hash",
         "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"
-        | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "cycle" | "cycles" | "cycling"
-        | "oscillation" | "oscillating" | "loop_detected" => "stall",
+        | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "oscillation" | "oscillating"
+        | "looping" | "doom" | "repetitive" | "repeating" => "stall",
         "progress" | "changed" | "change" | "changes" | "diff" | "delta" | "improvement" | "improved"
         | "improve" => "change",
-        "approve" | "approved" | "approval" | "confirm" | "confirmed" | "confirmation" | "consent"
-        | "escalate" | "escalation" | "escalated" | "human" | "operator" | "reviewer" => "approve",
-        "input" | "readline" => "input",
-        "interrupt" | "sigint" | "interrupted" => "interrupt",
+        "approve" | "approved" | "approval" | "approves" | "approving" => "approve",
+        "confirm" | "confirmed" | "confirmation" | "consent" | "permission" | "permissions" => "confirm",
+        "escalate" | "escalation" | "escalated" => "escalate",
+        "human" | "operator" | "user" | "users" => "human",
+        "reviewer" | "review" | "reviews" | "critic" | "judge" | "evaluator" | "grader" | "verifier" => {
+            "critic"
+        }
+        "input" | "readline" | "stdin" | "question" => "input",
+        "interrupt" | "sigint" | "interrupted" | "esc" => "interrupt",
+        "detect" | "detects" | "detector" | "detected" | "detection" => "detect",
         "cancel" | "cancelled" | "canceled" | "cancellation" | "abort" | "aborted" | "shutdown"
         | "sigterm" | "sighup" | "sigusr1" | "sigquit" | "kill" | "halt" => "cancel",
         "test" | "tests" | "pytest" | "jest" | "vitest" | "mocha" | "lint" | "verify" | "verified"
         | "validate" | "validation" | "ci" => "test",
         "len" | "length" | "size" | "count" => "len",
-        "empty" | "isempty" => "empty",
+        "empty" | "isempty" | "drained" => "empty",
         other => other,
     }
 }

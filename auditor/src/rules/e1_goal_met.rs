@@ -31,20 +31,45 @@
 //!         break
 //! ```
 
-use super::ClauseView;
+use super::{ClauseView, COUNT_WORDS};
 use crate::facts::{CallFact, Facts, KwargFact, Role};
 
-const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm"];
-const MARKER_LITERALS: &[&str] = &["done", "goal", "pass", "final", "end", "submit", "lgtm", "stop"];
+const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm", "answer"];
+const MARKER_LITERALS: &[&str] =
+    &["done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle"];
 const SCORE_WORDS: &[&str] = &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target"];
+/// Words of a constant that holds a completion marker (`EXIT_PHRASE`,
+/// `DONE_MARKER`, `COMPLETION_SIGNAL`).
+const MARKER_NAMES: &[&str] = &["phrase", "marker", "sentinel", "signal", "keyword", "token"];
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     // No tool calls left, or the model's own stop reason.
-    if view.has("tool") && view.any(&["call", "calls", "use", "uses", "invocations"]) {
+    if (view.has("tool") || view.has("function"))
+        && view.any(&["call", "calls", "use", "uses", "used", "using", "invocations", "requests"])
+    {
+        return true;
+    }
+    // `if has_tools and len(tool_messages) != 0: return self.send(...)`.
+    if view.has("tool") && view.any(&["has", "result", "results", "message", "messages"]) {
+        return true;
+    }
+    // This pass's reply carries an answer and the loop returns it
+    // (`if response.content: return ...`).
+    if view.this_pass
+        && view.returns_value
+        && !clause.negated
+        && !clause.ordering
+        && view.any(&["content", "text", "answer", "output", "result"])
+    {
         return true;
     }
     if view.has("reason") && view.any(&["stop", "done"]) && !view.any_literal(&["max", "length", "token"]) {
+        return true;
+    }
+    // This pass's reply says it stopped (`res.Stopped`, `response.stop`), or
+    // the loop decided it should (`should_stop = True` on a finishing tool).
+    if (view.this_pass || view.assigned_in_loop) && view.has("stop") && !clause.ordering {
         return true;
     }
     // A completion marker or success status compared with the output.
@@ -61,7 +86,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             "find",
             "has",
         ]);
-    if searches && view.any_literal(MARKER_LITERALS) {
+    // (What a person typed is theirs: `if command == "exit"` is E6.)
+    if searches && view.any_literal(MARKER_LITERALS) && !view.from_input {
+        return true;
+    }
+    if searches && marker_constant(view) {
+        return true;
+    }
+    // An exit or finish action (`action.Exit`, `isinstance(a, ExitAction)`).
+    if view.has("action") && view.has("exit") {
+        return true;
+    }
+    // A reviewer that approves, or nothing left to fix.
+    if view.has("critic") && view.any(&["approve", "pass", "done", "ok", "lgtm"]) {
+        return true;
+    }
+    if view.has("issue") && view.tests_nothing() {
+        return true;
+    }
+    if error_collection(view) && view.tests_nothing() && !clause.ordering {
         return true;
     }
     // Tests passing, or a command that succeeded.
@@ -90,14 +133,52 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // Every worker idle.
+    if view.has("idle") {
+        return true;
+    }
+    // `while not result:`, `while (!state.answer)`: until there is an answer.
+    if view.role == Role::LoopCondition
+        && view.tests_nothing()
+        && view.any(&["result", "answer", "final", "solution"])
+    {
+        return true;
+    }
     // A score that reached its target.
     if view.any(SCORE_WORDS) && clause.ordering {
         return true;
     }
     if clause.ordering {
-        return false;
+        // Completion signals counted up to a threshold, every task done.
+        return view.any(DONE_WORDS) && !view.any(COUNT_WORDS);
     }
-    view.any(DONE_WORDS) || view.has("ok") || (view.has("solution") && !clause.negated)
+    // `if !ok` is Go's "no value came" (a closed channel, an iterator's
+    // end), not a failed goal.
+    view.any(DONE_WORDS) || (view.has("ok") && !clause.negated) || (view.has("solution") && !clause.negated)
+}
+
+/// A constant in capitals that names a marker (`EXIT_PHRASE in response`).
+fn marker_constant(view: &ClauseView<'_>) -> bool {
+    view.clause.idents.iter().any(|ident| {
+        ident.len() > 2
+            && ident.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            && {
+                let words = crate::words::canonical_words(ident);
+                words.iter().any(|w| {
+                    MARKER_NAMES.contains(&w.as_str())
+                        || matches!(w.as_str(), "done" | "exit" | "stop" | "end" | "pass" | "goal")
+                })
+            }
+    })
+}
+
+/// A collection of errors or failures (`errors`, `failing_tests`), as
+/// opposed to one error value: when it is empty, nothing is left to fix.
+fn error_collection(view: &ClauseView<'_>) -> bool {
+    view.clause.idents.iter().any(|ident| {
+        let lower = ident.to_ascii_lowercase();
+        lower.ends_with("errors") || lower.ends_with("failures") || lower.contains("failing")
+    })
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

@@ -39,6 +39,23 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::RangeBound {
         return true;
     }
+    // A counter the loop moves by a constant each pass, whatever its name
+    // (`calls_left -= 1` ... `while calls_left > 0`).
+    if view.pass_counter && (clause.ordering || (clause.equality && clause.number)) {
+        return true;
+    }
+    // A limit flagged as reached (`_tool_limit_reached`, `max_steps_hit`);
+    // time, money and failures were claimed by their own rules first.
+    if view.has("max") && view.any(&["reached", "hit", "exceeded", "exceed", "exhausted"]) {
+        return true;
+    }
+    // A helper given the count (`should_continue(iterations)`,
+    // `has_reached_max_iterations(i, max_iter)`).
+    if clause.call_root.is_some()
+        && clause.words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()) && !clause.callees.contains(w))
+    {
+        return true;
+    }
     let compared = clause.ordering || (clause.equality && (clause.number || view.has("max")));
     if view.any(COUNT_WORDS) && compared {
         return true;

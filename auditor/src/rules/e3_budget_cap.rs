@@ -26,13 +26,35 @@
 use super::{name_words, ClauseView, COUNT_WORDS};
 use crate::facts::{CallFact, Facts, KwargFact};
 
+/// Words of a context window that ran full.
+const WINDOW_WORDS: &[&str] = &["full", "overflow", "window", "length", "exceeded", "exceed"];
+
+/// A budget error caught to leave the loop (`except CostLimitExceeded:`,
+/// `except ContextWindowExceededError:`).
+pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
+    view.has("cost")
+        || view.has("budget")
+        || (view.has("token") && view.any(&["max", "exceeded", "exceed", "window", "context", "overflow"]))
+        || (view.has("context") && view.any(WINDOW_WORDS))
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // The context window ran full (`if ctx_full:`, `context_overflow`).
+    if view.any(&["context", "ctx"]) && view.any(&["full", "overflow", "window"]) {
+        return true;
+    }
+    // Tokens counted with the model's encoder: `len(enc.encode(prompt)) > N`.
+    if view.any_callee(&["encode"]) && view.has("len") && clause.ordering {
+        return true;
+    }
     let exceeded = view.any(&["over", "exceed", "exceeded", "exceeds", "exhausted"]);
     if view.has("cost") && (clause.ordering || exceeded || view.has("max")) {
         return true;
     }
-    if view.has("budget") && !view.any(COUNT_WORDS) && (clause.ordering || exceeded) {
+    // A budget of passes (`explored < ExplorationBudget`, counted by one a
+    // pass) is a turn cap.
+    if view.has("budget") && !view.any(COUNT_WORDS) && !view.pass_counter && (clause.ordering || exceeded) {
         return true;
     }
     view.any(&["token", "usage"]) && clause.ordering

@@ -36,11 +36,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("deadline") {
         return true;
     }
-    if view.has("time") && (clause.ordering || view.any(&["after", "out", "up"])) {
+    if view.has("time")
+        && (clause.ordering || view.any(&["after", "out", "up", "exceeded", "exceed", "over", "max"]))
+    {
         return true;
     }
     view.has("timeout")
         && (clause.ordering || view.any_callee(&["timeout"]) || view.any(&["timed", "reached"]))
+}
+
+/// A deadline error caught to leave the loop (`except DeadlineExceeded:`);
+/// a timeout error is one request's, not the loop's.
+pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
+    view.has("deadline")
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
@@ -52,7 +60,9 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     if has("deadline") {
         return true;
     }
-    if kwarg.value_callees.iter().any(|w| w == "timeout") && has("signal") {
+    // `abortSignal: AbortSignal.timeout(60_000)` on the run, not on one
+    // request made inside a loop.
+    if kwarg.value_callees.iter().any(|w| w == "timeout") && has("signal") && !kwarg.in_loop {
         return true;
     }
     has("time") && has("max") && !has("timeout")

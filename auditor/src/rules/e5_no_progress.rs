@@ -36,7 +36,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("hash") || view.has("stall") {
         return true;
     }
+    // `state in seen`, `visits[state] >= 3`; not the size of a history
+    // (`len(history) > MAX_HISTORY` is a cap).
     if view.has("seen")
+        && !(clause.ordering && view.has("len"))
         && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
     {
         return true;
@@ -46,11 +49,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             || clause.zero
             || clause.ordering
             || clause.equality
-            || view.any(&["quiet", "empty"]))
+            || view.any(&["quiet", "empty", "no", "without"]))
     {
         return true;
     }
     if view.has("same") || view.has("identical") || view.has("duplicate") {
+        return true;
+    }
+    // A loop detector (`loop_detected`, `detect_loop()`).
+    if view.has("detect") && view.any(&["loop", "loops", "cycle", "cycles", "repeat"]) {
+        return true;
+    }
+    if view.any(&["cycle", "cycles"]) && view.any(&["found", "detect"]) {
         return true;
     }
     // The state compared with its previous value.

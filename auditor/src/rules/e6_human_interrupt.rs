@@ -35,14 +35,47 @@ use crate::facts::{CallFact, Facts, KwargFact, Role};
 
 const ANSWERS: &[&str] = &["y", "yes", "n", "no", "q", "quit", "stop", "exit", "abort", "approve"];
 
+/// What a person does to a loop: stop it, answer it, let it go on.
+const PERSON_ACTS: &[&str] = &[
+    "cancel",
+    "stop",
+    "interrupt",
+    "approve",
+    "confirm",
+    "input",
+    "ask",
+    "quit",
+    "exit",
+    "reply",
+    "answer",
+    "abort",
+    "feedback",
+    "decision",
+];
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::Handler {
-        return view.has("interrupt");
+        // `except KeyboardInterrupt`, `except EOFError` (Ctrl-D at a prompt).
+        return view.has("interrupt") || view.has("eof");
     }
-    if view.has("interrupt") || view.has("approve") {
+    if view.has("interrupt") || view.has("escalate") || view.has("confirm") {
         return true;
     }
-    view.any_callee(&["input"]) || (view.has("input") && (view.any_literal(ANSWERS) || view.clause.negated))
+    // An approval that a model reviewer gives is a goal check (E1), one
+    // that a person gives is theirs.
+    if view.has("approve") && !view.has("critic") {
+        return true;
+    }
+    if view.has("human") && view.any(PERSON_ACTS) {
+        return true;
+    }
+    // `for scanner.Scan()`, `while read -r line`: the loop lasts as long as
+    // the person types.
+    if view.role == Role::LoopCondition && (view.from_input || view.any_callee(&["input", "scan"])) {
+        return view.from_input || view.any_callee(&["input"]);
+    }
+    let typed = view.has("input") || view.from_input;
+    view.any_callee(&["input"]) || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

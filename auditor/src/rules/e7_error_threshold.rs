@@ -27,11 +27,27 @@
 //! ```
 
 use super::{name_words, ClauseView};
+use crate::facts::Role;
 use crate::facts::{CallFact, Facts, KwargFact};
+
+/// A retry limit's error caught to leave the loop (`except MaxRetriesExceeded:`).
+pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
+    view.has("breaker")
+        || (view.any(&["max", "exceeded", "exceed", "threshold", "many"]) && view.any(&["attempt", "error"]))
+}
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     if view.has("breaker") {
+        return true;
+    }
+    // A retry loop around one request inside the agent's loop: its attempts
+    // are failures of that request (`for i := 0; i < retryTimes; i++`).
+    if view.nested && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {
+        return true;
+    }
+    // A counter moved only when something failed, compared with a limit.
+    if view.failure_counter && (clause.ordering || (clause.equality && clause.number && !clause.zero)) {
         return true;
     }
     view.has("error") && (clause.ordering || (clause.equality && clause.number && !clause.zero))

@@ -39,16 +39,36 @@ use crate::facts::{CallFact, Facts, KwargFact, Role};
 const STOP_NAMES: &[&str] = &["stop", "cancel", "pause", "kill", "halt", "abort"];
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
-    if view.role == Role::Handler {
-        return view.has("cancel");
+    // A person who cancels is a human interrupt (E6).
+    if view.has("human") && view.any(&["cancel", "stop", "interrupt"]) {
+        return false;
     }
-    if view.any(&["ctx", "context"]) && view.any(&["done", "error"]) {
+    if view.role == Role::Handler {
+        // `except CancelledError`, `except SessionExit`, `except StopAgent`.
+        return view.has("cancel") || view.has("stop") || view.has("exit");
+    }
+    if view.any(&["ctx", "context"])
+        && view.any(&["done", "error"])
+        && !view.any(&["overflow", "window", "full", "length"])
+    {
         return true;
     }
     if view.has("cancel") {
         return true;
     }
-    if view.has("stop") && view.any(&["event", "file", "flag", "requested", "signal", "switch", "sentinel"]) {
+    // `e.name === "AbortError"`.
+    if view.any_literal(&["cancel"]) && (view.clause.equality || view.clause.membership) {
+        return true;
+    }
+    // A stop flag or request that this pass's reply did not produce
+    // (`self.state.stopped`, `should_stop()`, `stop_event.is_set()`).
+    let asked_by_hook =
+        view.any(&["hook", "hooks", "callback", "handler", "listener", "middleware", "plugin"]);
+    if view.has("stop")
+        && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
+        && !view.has("reason")
+        && !view.clause.ordering
+    {
         return true;
     }
     let checks_exists =

@@ -10,7 +10,7 @@
 //! bounds with units (time, money, failures), turn caps, and goal met last,
 //! because its vocabulary (`done`, `ok`, `final`) is the loosest.
 
-use crate::facts::{CallFact, Clause, Facts, HashSet, KwargFact, Role};
+use crate::facts::{AssignFact, CallFact, Clause, ExitLink, Facts, HashMap, HashSet, KwargFact, Role};
 use crate::ExitId;
 
 type ClauseRule = fn(&ClauseView<'_>) -> bool;
@@ -26,25 +26,168 @@ pub(crate) mod e6_human_interrupt;
 pub(crate) mod e7_error_threshold;
 pub(crate) mod e8_external_event;
 
-/// A clause with its words expanded by one level of assignment: in
+/// What the judge knows beyond one clause: every fact, and the counters of
+/// the file by name (assignments that change a name by a constant).
+pub(crate) struct Provenance<'a> {
+    pub facts: &'a Facts,
+    counters: HashMap<&'a str, Vec<&'a AssignFact>>,
+}
+
+impl<'a> Provenance<'a> {
+    pub(crate) fn new(facts: &'a Facts) -> Provenance<'a> {
+        let mut counters: HashMap<&'a str, Vec<&'a AssignFact>> = HashMap::default();
+        for assign in facts.assigns.iter().filter(|a| a.step && a.in_loop) {
+            counters.entry(last_name(&assign.target)).or_default().push(assign);
+        }
+        Provenance { facts, counters }
+    }
+
+    /// How a loop counts what `name` holds: `(every pass, failures only)`.
+    fn counts(&self, name: &str, loop_range: &std::ops::Range<usize>) -> (bool, bool) {
+        let Some(assigns) = self.counters.get(last_name(name)) else { return (false, false) };
+        let inside: Vec<&&AssignFact> = assigns
+            .iter()
+            .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+            .collect();
+        let passes = inside.iter().any(|a| !a.error_branch && a.guards.is_empty());
+        let failures = !inside.is_empty() && inside.iter().all(|a| a.error_branch);
+        (passes, failures)
+    }
+
+    /// The guards under which a loop moves the counter `name`, when every
+    /// move of it sits under some (`if EXIT_SIGNAL in out: signals += 1`).
+    fn counted_under(&self, name: &str, loop_range: &std::ops::Range<usize>) -> Vec<usize> {
+        let Some(assigns) = self.counters.get(last_name(name)) else { return Vec::new() };
+        let inside: Vec<&&AssignFact> = assigns
+            .iter()
+            .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+            .collect();
+        if inside.is_empty() || inside.iter().any(|a| a.guards.is_empty()) {
+            return Vec::new();
+        }
+        inside.iter().flat_map(|a| a.guards.iter().copied()).collect()
+    }
+}
+
+/// Calls that return what a person typed.
+const INPUT_CALLS: &[&str] = &[
+    "input",
+    "readline",
+    "question",
+    "getline",
+    "ReadString",
+    "ReadLine",
+    "read_line",
+    "prompt_user",
+    "ask_user",
+];
+
+/// Whether a definition's value is what a person typed: a call that reads
+/// it, a reader over standard input, or (`depth` levels down) a name that
+/// holds one (`command = request.strip()` after `request = input()`).
+fn reads_input(
+    facts: &Facts,
+    definition: &crate::facts::Definition,
+    function: Option<usize>,
+    depth: usize,
+) -> bool {
+    if definition.callees.iter().any(|c| INPUT_CALLS.contains(&c.as_str()))
+        || definition.words.iter().any(|w| w == "stdin")
+    {
+        return true;
+    }
+    depth > 1
+        && definition.idents.iter().take(8).any(|ident| {
+            facts.definition(ident, definition.at, function).is_some_and(|inner| {
+                inner.at < definition.at && reads_input(facts, inner, function, depth - 1)
+            })
+        })
+}
+
+/// A loop inside another loop of its function, or in a recursive function.
+fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
+    if fact.kind == crate::facts::LoopKind::Recursion {
+        return false;
+    }
+    facts.loops.iter().any(|other| {
+        other.function == fact.function
+            && other.kind != crate::facts::LoopKind::Framework
+            && other.range.start <= fact.range.start
+            && other.range.end >= fact.range.end
+            && other.range != fact.range
+    }) || fact.function.is_some_and(|f| facts.functions[f].recursive)
+}
+
+fn last_name(name: &str) -> &str {
+    name.rsplit(['.', ':', '>']).next().unwrap_or(name).trim_start_matches('$')
+}
+
+/// A clause as a rule sees it: its words and, when `expanded`, the words of
+/// the values its names hold where it reads them (in
 /// `elapsed = time.time() - start` ... `if elapsed > LIMIT`, the clause reads
-/// `elapsed` and `time`.
+/// `elapsed` and `time`), and what the loop does with its names.
 pub(crate) struct ClauseView<'a> {
     pub clause: &'a Clause,
     pub role: Role,
-    /// The clause's words, its names' aliases' words and its callees',
-    /// borrowed from the facts.
+    /// The clause's words, its callees' and, expanded, its names' values'.
     pub words: HashSet<&'a str>,
     pub literals: HashSet<&'a str>,
     pub callees: HashSet<&'a str>,
+    /// A name of the clause is changed by a constant on the loop's passes
+    /// (`calls_left -= 1`), outside any error branch.
+    pub pass_counter: bool,
+    /// A name of the clause is changed by a constant only in error branches
+    /// (`failures += 1` in an `except`).
+    pub failure_counter: bool,
+    /// A name of the clause is assigned inside the loop from a call: this
+    /// pass's result (`res := r.run(...)` ... `if res.Stopped`).
+    pub this_pass: bool,
+    /// A plain (local) name of the clause is assigned inside the loop: the
+    /// loop decides it itself (`should_stop = True` after a tool result).
+    pub assigned_in_loop: bool,
+    /// A name of the clause holds what a person typed (`input()`,
+    /// `rl.question()`, a scanner over standard input).
+    pub from_input: bool,
+    /// The loop sits in another loop, or in a function that recurses: a
+    /// retry loop around one request rather than the agent's own loop.
+    pub nested: bool,
+    /// The exit this clause guards returns a value (`return answer`).
+    pub returns_value: bool,
 }
 
 impl<'a> ClauseView<'a> {
-    pub(crate) fn new(facts: &'a Facts, clause: &'a Clause, role: Role) -> ClauseView<'a> {
+    pub(crate) fn new(
+        provenance: &Provenance<'a>,
+        clause: &'a Clause,
+        role: Role,
+        loop_id: Option<usize>,
+        expanded: bool,
+    ) -> ClauseView<'a> {
+        let facts = provenance.facts;
         let mut words: HashSet<&'a str> = clause.words.iter().map(String::as_str).collect();
+        let function = facts.function_at(clause.range.start);
+        let loop_fact = loop_id.and_then(|id| facts.loops.get(id));
+        let mut this_pass = false;
+        let mut pass_counter = false;
+        let mut failure_counter = false;
+        let mut assigned_in_loop = false;
+        let mut from_input = false;
         for ident in &clause.idents {
-            if let Some((alias_words, _)) = facts.aliases.get(ident) {
-                words.extend(alias_words.iter().map(String::as_str));
+            if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                if expanded {
+                    words.extend(definition.words.iter().map(String::as_str));
+                }
+                from_input |= reads_input(facts, definition, function, 2);
+                if let Some(loop_fact) = loop_fact {
+                    let inside = loop_fact.range.contains(&definition.at);
+                    this_pass |= !definition.callees.is_empty() && inside;
+                    assigned_in_loop |= inside && !ident.contains('.');
+                }
+            }
+            if let Some(loop_fact) = loop_fact {
+                let (passes, failures) = provenance.counts(ident, &loop_fact.range);
+                pass_counter |= passes;
+                failure_counter |= failures;
             }
         }
         words.extend(clause.callees.iter().map(String::as_str));
@@ -54,6 +197,13 @@ impl<'a> ClauseView<'a> {
             words,
             literals: clause.literals.iter().map(String::as_str).collect(),
             callees: clause.callees.iter().map(String::as_str).collect(),
+            pass_counter,
+            failure_counter: failure_counter && !pass_counter,
+            this_pass,
+            assigned_in_loop,
+            from_input,
+            nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
+            returns_value: false,
         }
     }
 
@@ -77,23 +227,83 @@ impl<'a> ClauseView<'a> {
     pub(crate) fn compares(&self) -> bool {
         self.clause.ordering || self.clause.equality || self.clause.membership
     }
+
+    /// Tests for nothing: `not x`, `x is None`, `len(x) == 0`, `x.empty()`.
+    pub(crate) fn tests_nothing(&self) -> bool {
+        let clause = self.clause;
+        clause.negated
+            || clause.none_literal
+            || (clause.zero && (clause.equality || clause.ordering))
+            || self.has("empty")
+    }
 }
 
 /// Words that count iterations of a loop.
 pub(crate) const COUNT_WORDS: &[&str] = &["iter", "turn", "step", "round", "attempt", "depth", "recursion"];
 
+/// The exit a clause expresses, if any: judged on its own words first, and
+/// only when they say nothing on the words of where its values come from
+/// (`history` in `rounds = len(history)` must not outvote `rounds` itself).
+pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Option<ExitId> {
+    let clause = provenance.facts.clauses.get(link.clause)?;
+    let (role, loop_id) = (link.role, Some(link.loop_id));
+    let returns_value = provenance.facts.returns_value(&link.site);
+    let mut own = ClauseView::new(provenance, clause, role, loop_id, false);
+    own.returns_value = returns_value;
+    if let Some(id) = classify(&own) {
+        return Some(id);
+    }
+    let mut expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+    expanded.returns_value = returns_value;
+    if expanded.words.len() > own.words.len() {
+        if let Some(id) = classify(&expanded) {
+            return Some(id);
+        }
+    }
+    // A counter of events compared with a threshold counts what its guards
+    // see: completion signals (E1), repeats (E5).
+    if clause.ordering || clause.equality {
+        let loop_range = provenance.facts.loops.get(link.loop_id).map(|l| l.range.clone())?;
+        for ident in &clause.idents {
+            let guards = provenance.counted_under(ident, &loop_range);
+            let kinds: Vec<Option<ExitId>> = guards
+                .iter()
+                .filter_map(|g| provenance.facts.clauses.get(*g))
+                .map(|guard| classify(&ClauseView::new(provenance, guard, Role::Guard, loop_id, false)))
+                .collect();
+            if let Some(Some(first)) = kinds.first() {
+                if kinds.iter().all(|k| *k == Some(*first)) {
+                    return Some(*first);
+                }
+            }
+        }
+    }
+    // A flag that something outside the loop sets, with no words that say
+    // why, is a stop from outside.
+    clause.set_outside.then_some(ExitId::E8)
+}
+
 /// The exit a clause expresses, if any. Handler clauses (an exception type)
-/// only speak for the human and external exits: `except Timeout:` is not a
-/// wall clock.
+/// speak for the exits whose errors are raised to end a loop: a
+/// cancellation, an interrupt, a budget or a deadline running out, a retry
+/// limit; `except Timeout:` of one request is not a wall clock.
 pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
+    if view.role == Role::Handler {
+        // `except (KeyboardInterrupt, SystemExit)` is the person's Ctrl-C.
+        let handlers: [(ExitId, ClauseRule); 5] = [
+            (ExitId::E6, e6_human_interrupt::clause_matches),
+            (ExitId::E8, e8_external_event::clause_matches),
+            (ExitId::E3, e3_budget_cap::handler_matches),
+            (ExitId::E4, e4_wall_clock::handler_matches),
+            (ExitId::E7, e7_error_threshold::handler_matches),
+        ];
+        return handlers.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id);
+    }
     if e8_external_event::clause_matches(view) {
         return Some(ExitId::E8);
     }
     if e6_human_interrupt::clause_matches(view) {
         return Some(ExitId::E6);
-    }
-    if view.role == Role::Handler {
-        return None;
     }
     let ordered: [(ExitId, ClauseRule); 6] = [
         (ExitId::E5, e5_no_progress::clause_matches),
