@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::facts::{self, Facts, HashSet, LoopFact, LoopKind, Role};
+use crate::facts::{self, Facts, HashMap, HashSet, LoopFact, LoopKind, Role};
 use crate::report::{Evidence, ExitReport, FileReport, LoopReport, Warning};
 use crate::rules::{self, ClauseView, Provenance};
 use crate::words::canonical_words;
@@ -258,6 +258,7 @@ fn add_function_loops(facts: &mut Facts) {
                 loop_id,
                 site: facts.clauses[clause].range.clone(),
                 via: None,
+                depth: 0,
             });
         }
         let _ = site;
@@ -272,6 +273,7 @@ fn add_function_loops(facts: &mut Facts) {
                     loop_id,
                     site: exit.site.clone(),
                     via: None,
+                    depth: 0,
                 });
             }
         }
@@ -368,6 +370,7 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
                         loop_id,
                         site: exit.site.clone(),
                         via: None,
+                        depth: 0,
                     });
                 }
             }
@@ -404,15 +407,37 @@ fn judge_links(
         .filter(|exit| !exit.clauses.is_empty() || !exit.values.is_empty())
         .filter_map(|exit| facts.functions[exit.function].name.as_deref())
         .collect();
-    for link in &facts.links {
-        let Some(clause) = facts.clauses.get(link.clause) else { continue };
-        if link.via.is_none() && clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
-            continue;
+    let classified: Vec<Option<ExitId>> = facts
+        .links
+        .iter()
+        .map(|link| {
+            let clause = facts.clauses.get(link.clause)?;
+            if link.via.is_none() && clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
+                return None;
+            }
+            rules::classify_link(&provenance, link)
+        })
+        .collect();
+    // For each exit statement, the nearest guard that names an exit decides;
+    // the conditions around it are context.
+    let mut nearest: HashMap<(usize, usize), u8> = HashMap::default();
+    for (link, exit) in facts.links.iter().zip(&classified) {
+        if exit.is_some() && link.via.is_none() && matches!(link.role, Role::Guard | Role::Handler) {
+            let entry = nearest.entry((link.loop_id, link.site.start)).or_insert(link.depth);
+            *entry = (*entry).min(link.depth);
         }
-        let classified = rules::classify_link(&provenance, link);
-        let Some(id) = classified else {
+    }
+    for (link, exit) in facts.links.iter().zip(&classified) {
+        let Some(clause) = facts.clauses.get(link.clause) else { continue };
+        let Some(id) = *exit else {
             continue;
         };
+        if link.via.is_none()
+            && matches!(link.role, Role::Guard | Role::Handler)
+            && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|depth| link.depth > *depth)
+        {
+            continue;
+        }
         if id == ExitId::E5 && link.role == Role::Guard {
             let view = ClauseView::new(&provenance, clause, link.role, Some(link.loop_id), false);
             if let Some(name) = rules::e5_no_progress::stale_operand(facts, &view, link.loop_id) {
@@ -593,7 +618,14 @@ fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warn
 fn link_wrapping_handlers(facts: &mut Facts) {
     for (loop_id, clause, range) in facts.wrapping_handlers.clone() {
         facts.loops[loop_id].exit_sites += 1;
-        facts.links.push(facts::ExitLink { clause, role: Role::Handler, loop_id, site: range, via: None });
+        facts.links.push(facts::ExitLink {
+            clause,
+            role: Role::Handler,
+            loop_id,
+            site: range,
+            via: None,
+            depth: 0,
+        });
     }
 }
 
@@ -641,7 +673,7 @@ fn link_flag_setters(facts: &mut Facts) {
     }
     for (clause, loop_id, site) in new_links {
         facts.loops[loop_id].exit_sites += 1;
-        facts.links.push(facts::ExitLink { clause, role: Role::Guard, loop_id, site, via: None });
+        facts.links.push(facts::ExitLink { clause, role: Role::Guard, loop_id, site, via: None, depth: 0 });
     }
 }
 
@@ -748,6 +780,7 @@ fn follow_returns(
                     loop_id,
                     site: exit.site.clone(),
                     via: Some(via.clone()),
+                    depth: 0,
                 });
                 let inner = facts.clauses[clause].call_root.as_deref();
                 if let Some(inner) = inner.filter(|_| depth < CALL_DEPTH) {
@@ -778,6 +811,7 @@ fn follow_raises(
                     loop_id,
                     site: exit.site.clone(),
                     via: Some(via.clone()),
+                    depth: 0,
                 });
             }
         }

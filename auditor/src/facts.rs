@@ -142,6 +142,11 @@ pub(crate) struct ExitLink {
     /// comparison inside `should_stop`): the call in the loop, reported
     /// beside the check.
     pub via: Option<Range<usize>>,
+    /// How far the guard sits from the exit: 0 for the condition right
+    /// above it, more for the conditions around that one. The nearest guard
+    /// that says anything decides (in `if run_was_quick: if failures >= 5:
+    /// break` the failures decide, not the quick run).
+    pub depth: u8,
 }
 
 #[derive(Debug, Clone)]
@@ -1039,6 +1044,7 @@ impl<'s, 't> Walker<'s, 't> {
                     loop_id: id,
                     site: header.clone(),
                     via: None,
+                    depth: 0,
                 });
             }
             for part in self.boolean_roots(&condition) {
@@ -1059,6 +1065,7 @@ impl<'s, 't> Walker<'s, 't> {
                         loop_id: id,
                         site: header.clone(),
                         via: None,
+                        depth: 0,
                     });
                 }
             }
@@ -1099,10 +1106,14 @@ impl<'s, 't> Walker<'s, 't> {
                 return true;
             }
         }
-        let mut next = node.next_named_sibling();
+        // The loop's frame is not pushed yet: its parent is the top frame.
+        let Some(parent) = self.ancestor(0) else { return false };
+        let mut next = self.siblings_of(parent, node).1.first().copied();
         // Go and Rust put the loop in an expression statement.
-        if next.is_none() && matches!(node.parent().map(|p| p.kind()), Some("expression_statement")) {
-            next = node.parent().and_then(|p| p.next_named_sibling());
+        if next.is_none() && parent.kind() == "expression_statement" {
+            next = self
+                .ancestor(1)
+                .and_then(|grandparent| self.siblings_of(grandparent, parent).1.first().copied());
         }
         let Some(next) = next.filter(|n| !matches!(self.syn_of(*n), Syn::Comment)) else { return false };
         if leaves(next) {
@@ -1120,6 +1131,34 @@ impl<'s, 't> Walker<'s, 't> {
                     || (0..body.named_child_count()).filter_map(|i| body.named_child(i as u32)).any(leaves)
             })
         }
+    }
+
+    /// The named children of `parent` before and after `child`. Asked of the
+    /// parent, since tree-sitter finds a node's parent and siblings by
+    /// walking down from the root (quadratic on a deep nesting).
+    fn siblings_of<'n>(&self, parent: Node<'n>, child: Node<'n>) -> (Vec<Node<'n>>, Vec<Node<'n>>) {
+        let mut cursor = parent.walk();
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        let mut seen = false;
+        for sibling in parent.named_children(&mut cursor).take(4096) {
+            if sibling.id() == child.id() {
+                seen = true;
+            } else if seen {
+                if after.len() < 4 {
+                    after.push(sibling);
+                }
+            } else {
+                before.push(sibling);
+            }
+        }
+        (before, after)
+    }
+
+    /// The node of the frame below the top one by `up` frames (0: the top):
+    /// the parents of the node being entered, without tree-sitter's walk.
+    fn ancestor(&self, up: usize) -> Option<Node<'t>> {
+        self.frames.len().checked_sub(1 + up).map(|index| self.frames[index].node)
     }
 
     /// The end of a loop's first line, for its header evidence.
@@ -1267,7 +1306,7 @@ impl<'s, 't> Walker<'s, 't> {
     fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
         let type_words = self.handler_type_words(node);
         let id = self.facts.handlers.len();
-        let wraps_loop = node.parent().is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
+        let wraps_loop = self.ancestor(0).is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
         self.facts.handlers.push(HandlerFact {
             range: node.byte_range(),
             type_words,
@@ -1495,6 +1534,7 @@ impl<'s, 't> Walker<'s, 't> {
                             loop_id: id,
                             site: node.byte_range(),
                             via: None,
+                            depth: 0,
                         });
                     }
                 }
@@ -1532,16 +1572,16 @@ impl<'s, 't> Walker<'s, 't> {
         match self.family {
             Family::Go | Family::Bash => return false,
             Family::Rust => {
-                let mut up = node.parent();
-                for _ in 0..3 {
-                    match up {
+                // The call's frame is not pushed yet: its parents are the
+                // top frames.
+                for up in 0..3 {
+                    match self.ancestor(up) {
                         Some(parent) if parent.kind() == "try_expression" => return true,
-                        Some(parent) if matches!(parent.kind(), "await_expression" | "call_expression") => {
-                            up = parent.parent();
-                        }
+                        Some(parent) if matches!(parent.kind(), "await_expression" | "call_expression") => {}
                         _ => return false,
                     }
                 }
+                let _ = node;
                 return false;
             }
             Family::Python | Family::Js => {}
@@ -1718,6 +1758,7 @@ impl<'s, 't> Walker<'s, 't> {
                     loop_id: id,
                     site: site.clone(),
                     via: None,
+                    depth: 0,
                 });
             }
             // `except KeyboardInterrupt: automode = False`.
@@ -1728,6 +1769,7 @@ impl<'s, 't> Walker<'s, 't> {
                     loop_id: id,
                     site: site.clone(),
                     via: None,
+                    depth: 0,
                 });
             }
         }
@@ -2040,9 +2082,15 @@ impl<'s, 't> Walker<'s, 't> {
             return;
         }
         let floor = if leaves_function { loops[0] } else { inner_frame };
-        let clauses = self.guard_clauses_above(floor);
-        // The exception types of handlers this exit sits in.
-        let handler_clauses = self.handler_clauses_above(floor);
+        // The guards between the loop and the exit, nearest first: each an
+        // `if`'s condition or a handler's exception types.
+        let mut groups = self.guard_groups_above(floor);
+        // `if reply.tool_calls: ...; continue` before the exit: it runs only
+        // when that condition does not hold.
+        let skipped = self.skipping_guards(node, floor);
+        if !skipped.is_empty() {
+            groups.push((Role::Guard, skipped));
+        }
         let targets: Vec<usize> = if leaves_function {
             loops
                 .iter()
@@ -2058,8 +2106,7 @@ impl<'s, 't> Walker<'s, 't> {
             self.facts.loops[id].exit_sites += 1;
         }
         // A Bash exit in an `a && b && break` list is guarded by the commands
-        // before it.
-        let mut list_clauses = Vec::new();
+        // before it: the nearest guard of all.
         if self.family == Family::Bash {
             if let Some(parent) = self.frames.last().map(|f| f.node) {
                 if parent.kind() == "list" {
@@ -2067,30 +2114,123 @@ impl<'s, 't> Walker<'s, 't> {
                         .filter_map(|i| parent.named_child(i as u32))
                         .take_while(|child| child.id() != node.id())
                         .collect();
-                    list_clauses = self.clauses_of(&preceding);
+                    let clauses = self.clauses_of(&preceding);
+                    groups.insert(0, (Role::Guard, clauses));
                 }
             }
         }
         for &id in &targets {
-            for &clause in clauses.iter().chain(&list_clauses) {
-                self.facts.links.push(ExitLink {
-                    clause,
-                    role: Role::Guard,
-                    loop_id: id,
-                    site: site.clone(),
-                    via: None,
-                });
-            }
-            for &clause in &handler_clauses {
-                self.facts.links.push(ExitLink {
-                    clause,
-                    role: Role::Handler,
-                    loop_id: id,
-                    site: site.clone(),
-                    via: None,
-                });
+            for (depth, (role, clauses)) in groups.iter().enumerate() {
+                for &clause in clauses {
+                    self.facts.links.push(ExitLink {
+                        clause,
+                        role: *role,
+                        loop_id: id,
+                        site: site.clone(),
+                        via: None,
+                        depth: u8::try_from(depth).unwrap_or(u8::MAX),
+                    });
+                }
             }
         }
+    }
+
+    /// The guards between `floor` and the top of the stack, nearest first,
+    /// at most `GUARD_LIMIT`, one group each: an `if`'s or a case arm's
+    /// clauses, or a handler's exception types.
+    fn guard_groups_above(&mut self, floor: usize) -> Vec<(Role, Vec<usize>)> {
+        let guards: Vec<usize> = self
+            .guard_frames
+            .iter()
+            .rev()
+            .take_while(|frame| **frame > floor)
+            .take(GUARD_LIMIT)
+            .copied()
+            .collect();
+        let mut groups = Vec::new();
+        for frame in guards {
+            match self.frames[frame].role {
+                FrameRole::Handler(id) => {
+                    let words = self.facts.handlers[id].type_words.clone();
+                    if words.is_empty() {
+                        continue;
+                    }
+                    let clause =
+                        Clause { range: self.facts.handlers[id].range.clone(), words, ..Clause::default() };
+                    let index = self.facts.clauses.len();
+                    self.facts.clauses.push(clause);
+                    groups.push((Role::Handler, vec![index]));
+                }
+                _ => {
+                    let clauses = self.guard_clauses(frame);
+                    if !clauses.is_empty() {
+                        groups.push((Role::Guard, clauses));
+                    }
+                }
+            }
+        }
+        groups
+    }
+
+    /// The conditions of `if` statements before `node` (at its own level
+    /// and at the levels around it, up to `floor`) whose body ends with
+    /// `continue`: `node` runs only when they do not hold, so they guard it
+    /// negated. At most a few, nearest first.
+    fn skipping_guards(&mut self, node: Node<'t>, floor: usize) -> Vec<usize> {
+        let mut conditions: Vec<Node<'t>> = Vec::new();
+        // The exit's frame is not pushed yet: the top frame is its parent.
+        let mut current = node;
+        let mut level = self.frames.len();
+        while level > floor + 1 && self.frames.len() - level < 8 && conditions.len() < 3 {
+            let parent = self.frames[level - 1].node;
+            let (before, _) = self.siblings_of(parent, current);
+            for statement in before.into_iter().rev().take(8) {
+                if conditions.len() >= 3 {
+                    break;
+                }
+                if self.syn_of(statement) == Syn::If
+                    && self.field(statement, "alternative").is_none()
+                    && !self
+                        .children_named(statement)
+                        .iter()
+                        .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+                    && self.ends_with_continue(statement)
+                {
+                    conditions.extend(self.field(statement, "condition"));
+                }
+            }
+            current = parent;
+            level -= 1;
+        }
+        let mut out = Vec::new();
+        for condition in conditions {
+            for clause in self.clauses_of(&[condition]) {
+                let flipped = !self.facts.clauses[clause].negated;
+                self.facts.clauses[clause].negated = flipped;
+                out.push(clause);
+            }
+        }
+        out
+    }
+
+    /// Whether an `if` statement's body ends with `continue`.
+    fn ends_with_continue(&self, statement: Node<'_>) -> bool {
+        let body = self.field(statement, "consequence").or_else(|| {
+            self.children_named(statement)
+                .into_iter()
+                .find(|c| matches!(c.kind(), "block" | "statement_block"))
+        });
+        let Some(body) = body else { return false };
+        let last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
+            body.named_child(body.named_child_count().saturating_sub(1) as u32)
+        } else {
+            Some(body)
+        };
+        last.is_some_and(|last| {
+            matches!(last.kind(), "continue_statement" | "continue_expression")
+                || (last.kind() == "expression_statement"
+                    && last.named_child(0).is_some_and(|c| c.kind() == "continue_expression"))
+        })
     }
 
     fn handler_clauses_above(&mut self, floor: usize) -> Vec<usize> {

@@ -99,7 +99,10 @@ pub(crate) enum Family {
 }
 
 /// Recognises a file's language: by its extension, then by a shebang line,
-/// then by the shape of its content. `None` when nothing is convincing.
+/// then by parsing its content with every grammar (the one that leaves the
+/// fewest bytes in error nodes wins, and the lines only one language would
+/// write break ties). `None` when nothing is convincing: then every surface
+/// asks for the language rather than audit a guess.
 pub fn detect_language(path: Option<&str>, source: &str) -> Option<Language> {
     if let Some(language) = path.and_then(language_of_path) {
         return Some(language);
@@ -107,7 +110,247 @@ pub fn detect_language(path: Option<&str>, source: &str) -> Option<Language> {
     if let Some(language) = language_of_shebang(source) {
         return Some(language);
     }
-    language_of_content(source)
+    #[cfg(feature = "engine")]
+    {
+        language_by_parsing(source)
+    }
+    #[cfg(not(feature = "engine"))]
+    {
+        language_of_content(source)
+    }
+}
+
+/// How much of a paste the parsers read to recognise it: enough to show its
+/// character, and a bounded cost on every keystroke of a long one.
+#[cfg(feature = "engine")]
+const SAMPLE_BYTES: usize = 64 * 1024;
+
+/// Parses the start of `source` with every grammar and picks the language
+/// whose parse leaves the smallest share of it in error nodes; the content
+/// hints of [`language_of_content`] decide between grammars that parse it
+/// equally well (TypeScript reads JavaScript, Bash reads almost anything).
+#[cfg(feature = "engine")]
+fn language_by_parsing(source: &str) -> Option<Language> {
+    let sample = detection_sample(source);
+    let meaningful = sample.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+    if meaningful == 0 {
+        return None;
+    }
+    // A paste cut off inside a function or a string reads as one large
+    // error in the right grammar; closing what it left open (the same
+    // closers for every grammar) reads it as written. Each grammar keeps
+    // the better of its two readings: the closers are a guess.
+    let closed = close_cut(sample);
+    let hints = content_scores(sample);
+    let hint = |language: Language| hints[index_of(language)];
+    let mut parser = tree_sitter::Parser::new();
+    let mut errors = [f64::INFINITY; 7];
+    for language in Language::ALL {
+        if parser.set_language(&language.grammar()).is_err() {
+            continue;
+        }
+        let mut fewest = usize::MAX;
+        for text in [Some(sample), (closed != sample).then_some(closed.as_str())].into_iter().flatten() {
+            if let Some(tree) = parser.parse(text, None) {
+                fewest = fewest.min(error_bytes(&tree));
+            }
+        }
+        if fewest != usize::MAX {
+            errors[index_of(language)] = fewest as f64 / meaningful as f64;
+        }
+    }
+    let error = |language: Language| errors[index_of(language)];
+    // JavaScript, TypeScript and TSX read each other's code: TypeScript when
+    // it reads the paste better than JavaScript does or there are types,
+    // TSX only when it reads it better than TypeScript (JSX in it).
+    let typed = error(Language::TypeScript) + 0.001 < error(Language::JavaScript)
+        || (hint(Language::TypeScript) > 0 && error(Language::TypeScript) <= error(Language::JavaScript));
+    let script = if !typed {
+        Language::JavaScript
+    } else if error(Language::Tsx) + 0.001 < error(Language::TypeScript) {
+        Language::Tsx
+    } else {
+        Language::TypeScript
+    };
+    let score = |language: Language| match language {
+        // TypeScript's lines are JavaScript's too.
+        Language::TypeScript | Language::Tsx => hint(Language::TypeScript) + hint(Language::JavaScript),
+        other => hint(other),
+    };
+    // Each grammar's share of the paste in error nodes, less a bonus for
+    // the lines only its language writes: a cut paste leaves errors in the
+    // right grammar too, and Bash reads almost anything without one.
+    let adjusted =
+        |language: Language| error(language) - HINT_WEIGHT * f64::from(score(language).min(HINT_CAP));
+    let mut ranked = [Language::Python, script, Language::Bash, Language::Go, Language::Rust];
+    ranked.sort_by(|a, b| adjusted(*a).total_cmp(&adjusted(*b)).then(error(*a).total_cmp(&error(*b))));
+    let [winner, runner_up, ..] = ranked;
+    if error(winner) > 0.7 {
+        return None;
+    }
+    if score(winner) > 0 {
+        return Some(winner);
+    }
+    // Nothing only one language writes: the grammar alone decides when it
+    // alone reads the paste cleanly. Bash reads prose as commands, so it
+    // is never chosen on its grammar alone.
+    let clear = error(winner) <= 0.05 && error(runner_up) >= error(winner) + 0.05;
+    (clear && winner != Language::Bash).then_some(winner)
+}
+
+/// How much a line that only one language writes is worth, as a share of
+/// the paste in error nodes, and how many such lines count at most.
+#[cfg(feature = "engine")]
+const HINT_WEIGHT: f64 = 0.04;
+#[cfg(feature = "engine")]
+const HINT_CAP: u32 = 15;
+
+/// The start of `source` that detection parses: all of it up to
+/// [`SAMPLE_BYTES`], else cut at the last line before that which starts a
+/// top-level item, so that the sample does not end inside a half-read
+/// function (which any grammar reads as one large error).
+#[cfg(feature = "engine")]
+fn detection_sample(source: &str) -> &str {
+    if source.len() <= SAMPLE_BYTES {
+        return source;
+    }
+    let mut end = SAMPLE_BYTES;
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let sample = &source[..end];
+    let mut cut = sample.rfind('\n').map_or(sample.len(), |i| i + 1);
+    let mut offset = 0;
+    for line in sample.split_inclusive('\n') {
+        let starts_item = line
+            .starts_with(|c: char| !c.is_whitespace() && !matches!(c, '}' | ')' | ']' | '#' | '/'))
+            && !line.starts_with("fi")
+            && !line.starts_with("done")
+            && !line.starts_with("esac")
+            && !line.starts_with("else");
+        if starts_item && offset >= SAMPLE_BYTES / 4 && line.ends_with('\n') {
+            cut = offset;
+        }
+        offset += line.len();
+    }
+    &sample[..cut]
+}
+
+/// `sample` with what it leaves open closed: an unfinished triple-quoted or
+/// template string, then the brackets it opened, innermost first. The scan
+/// is rough (strings and comments of every language at once), and the same
+/// closers go to every grammar.
+#[cfg(feature = "engine")]
+fn close_cut(sample: &str) -> String {
+    let mut open: Vec<u8> = Vec::new();
+    let bytes = sample.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<&'static [u8]> = None;
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        if let Some(q) = quote {
+            if rest.starts_with(q) {
+                quote = None;
+                i += q.len();
+            } else {
+                i += if rest[0] == b'\\' { 2 } else { 1 };
+            }
+            continue;
+        }
+        match rest[0] {
+            b'#' | b'/' if rest[0] == b'#' || rest.starts_with(b"//") => {
+                // `#[derive]` and `#{` are code, not comments.
+                if rest.starts_with(b"#[") || rest.starts_with(b"#{") {
+                    i += 1;
+                    continue;
+                }
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' if rest.starts_with(b"\"\"\"") => quote = Some(b"\"\"\""),
+            b'\'' if rest.starts_with(b"'''") => quote = Some(b"'''"),
+            b'"' => quote = Some(b"\""),
+            b'`' => quote = Some(b"`"),
+            b'(' | b'[' | b'{' => open.push(rest[0]),
+            b')' | b']' | b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if let Some(q) = quote {
+            i += q.len();
+        } else {
+            i += 1;
+        }
+        // A one-line string that never closes is not a string.
+        if matches!(quote, Some(b"\"")) && !bytes[i..].iter().take_while(|b| **b != b'\n').any(|b| *b == b'"')
+        {
+            quote = None;
+        }
+    }
+    if quote.is_none() && open.is_empty() {
+        return sample.to_string();
+    }
+    let mut closed = sample.to_string();
+    if let Some(q) = quote {
+        closed.push_str(std::str::from_utf8(q).unwrap_or(""));
+    }
+    closed.push('\n');
+    for bracket in open.iter().rev().take(64) {
+        closed.push(match bracket {
+            b'(' => ')',
+            b'[' => ']',
+            _ => '}',
+        });
+    }
+    closed.push('\n');
+    closed
+}
+
+/// Bytes of the tree inside error nodes, plus a few for each missing token.
+#[cfg(feature = "engine")]
+fn error_bytes(tree: &tree_sitter::Tree) -> usize {
+    let root = tree.root_node();
+    if !root.has_error() {
+        return 0;
+    }
+    let mut total = 0;
+    let mut cursor = root.walk();
+    let mut visited = 0usize;
+    loop {
+        let node = cursor.node();
+        visited += 1;
+        let descend = if node.is_error() {
+            total += node.byte_range().len().max(1);
+            false
+        } else if node.is_missing() {
+            total += 4;
+            false
+        } else {
+            node.has_error()
+        };
+        if visited > 200_000 {
+            return total;
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return total;
+            }
+        }
+    }
+}
+
+#[cfg(feature = "engine")]
+fn index_of(language: Language) -> usize {
+    Language::ALL.iter().position(|l| *l == language).unwrap_or(0)
 }
 
 fn language_of_path(path: &str) -> Option<Language> {
@@ -139,10 +382,24 @@ fn language_of_shebang(source: &str) -> Option<Language> {
     }
 }
 
+/// The language with the best content score, when it is convincing.
+#[cfg(not(feature = "engine"))]
+fn language_of_content(source: &str) -> Option<Language> {
+    let mut scores = content_scores(source);
+    // TypeScript is JavaScript with types: it needs both kinds of evidence.
+    let ts = 2;
+    let js = 1;
+    if scores[ts] > 0 {
+        scores[ts] += scores[js];
+    }
+    let (best, score) = scores.iter().enumerate().max_by_key(|(_, score)| **score)?;
+    (*score >= 3).then(|| Language::ALL[best])
+}
+
 /// Scores each language by lines that only it would write. Only the first
 /// 400 lines are read: a file's character shows early, and a huge paste must
 /// not cost a second scan.
-fn language_of_content(source: &str) -> Option<Language> {
+fn content_scores(source: &str) -> [u32; 7] {
     let mut scores = [0u32; 7];
     let mut add = |language: Language, points: u32| {
         let index = Language::ALL.iter().position(|l| *l == language).unwrap_or(0);
@@ -150,11 +407,23 @@ fn language_of_content(source: &str) -> Option<Language> {
     };
     for line in source.lines().take(400) {
         let line = line.trim();
+        // Comments say what the code is in any language (`@type {string}`).
+        if line.starts_with("//") || line.starts_with("/*") || line.starts_with('*') || line.starts_with('#')
+        {
+            continue;
+        }
         let starts = |prefix: &str| line.starts_with(prefix);
         if starts("def ")
             || starts("elif ")
             || starts("from ") && line.contains(" import ")
             || starts("async def ")
+            || starts("class ") && line.ends_with(':')
+            || starts("self.")
+            || starts("\"\"\"")
+            || starts("raise ")
+            || starts("except") && line.ends_with(':')
+            || starts("with ") && line.ends_with(':')
+            || starts("try:")
         {
             add(Language::Python, 3);
         }
@@ -163,7 +432,15 @@ fn language_of_content(source: &str) -> Option<Language> {
             // loop header with a colon.
             add(Language::Python, if starts("if ") || starts("else") { 2 } else { 3 });
         }
-        if starts("package ") || starts("func ") || line.contains(":= ") {
+        if starts("package ")
+            || starts("func ")
+            || line.contains(":= ")
+            || line == "if err != nil {"
+            || starts("defer ")
+            || starts("go func(")
+            || starts("case <-")
+            || starts("select {")
+        {
             add(Language::Go, 3);
         }
         let rust_pattern_arm = ["Ok(", "Err(", "Some(", "None =>", "_ =>"].iter().any(|arm| starts(arm));
@@ -173,7 +450,14 @@ fn language_of_content(source: &str) -> Option<Language> {
                 .any(|ty| line.contains(ty));
         if starts("fn ")
             || starts("pub fn ")
+            || starts("async fn ")
+            || starts("pub async fn ")
+            || starts("pub(crate) ")
+            || starts("#[derive(")
             || starts("let mut ")
+            || (starts("let ") && line.contains(": ") && line.contains("::"))
+            || starts("while let ")
+            || starts("if let ")
             || starts("use ") && line.contains("::")
             || starts("impl ")
             || line == "loop {"
@@ -197,15 +481,35 @@ fn language_of_content(source: &str) -> Option<Language> {
             || line.contains("require(")
             || starts("import ") && line.contains(" from '")
             || starts("import ") && line.contains(" from \"")
+            || starts("var ")
+            || ["console.log(", "console.error(", "console.warn(", "console.info(", "console.debug("]
+                .iter()
+                .any(|call| starts(call))
+            || starts("} from '")
+            || starts("} from \"")
+            || starts("this.") && line.ends_with(';')
+            || line.contains(" === ")
+            || line.contains(" !== ")
+            || starts("module.exports")
         {
             add(Language::JavaScript, 2);
         }
         if starts("interface ")
+            || starts("export interface ")
             || starts("type ") && line.contains(" = ")
+            || starts("export type ")
+            || starts("import type ")
             || line.contains(": string")
             || line.contains(": number")
             || line.contains(": boolean")
             || line.contains("): Promise<")
+            || line.contains(": Promise<")
+            || starts("private ")
+            || starts("public ")
+            || starts("protected ")
+            || starts("readonly ")
+            || starts("private async ")
+            || line.contains(" as unknown")
         {
             add(Language::TypeScript, 3);
         }
@@ -216,18 +520,19 @@ fn language_of_content(source: &str) -> Option<Language> {
             || line.ends_with("; do")
             || line.contains("; do ") && line.ends_with("done")
             || starts("echo ")
+            || starts("set -e")
+            || starts("set -u")
+            || starts("local ")
+            || starts("[[ ")
+            || starts("[ ") && line.contains(" ]")
+            || line.contains("=\"$(")
+            || line.contains("=$(")
+            || line.contains("${") && line.contains(":-")
         {
             add(Language::Bash, 3);
         }
     }
-    // TypeScript is JavaScript with types: it needs both kinds of evidence.
-    let ts = 2;
-    let js = 1;
-    if scores[ts] > 0 {
-        scores[ts] += scores[js];
-    }
-    let (best, score) = scores.iter().enumerate().max_by_key(|(_, score)| **score)?;
-    (*score >= 3).then(|| Language::ALL[best])
+    scores
 }
 
 #[cfg(test)]
@@ -266,6 +571,41 @@ mod tests {
             Some(Language::Rust),
         );
         check(Some("notes.txt"), "hello", None);
+        // Issue 17: a Python loop with a trailing comment and no `def`.
+        check(None, "for turn in range(40):  # note\n    step()\n", Some(Language::Python));
+        // Cut pastes: the first lines of a function, a string left open.
+        check(
+            None,
+            "def run(messages: list, max_turns: int,\n        tools: dict):\n    \"\"\"Runs the agent.\n\n    Args:\n",
+            Some(Language::Python),
+        );
+        check(
+            None,
+            "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor {\n\t\tresp, err := a.step(ctx)\n",
+            Some(Language::Go),
+        );
+        check(
+            None,
+            "async fn run(&mut self) -> Result<()> {\n    let mut turns = 0;\n    loop {\n        turns += 1;\n",
+            Some(Language::Rust),
+        );
+        // Prose, and a bare assignment any language could write.
+        check(None, "the agent keeps going until it is told to stop\n", None);
+        check(None, "x = 1\n", None);
+    }
+
+    #[test]
+    fn types_make_typescript_and_their_absence_javascript() {
+        check(
+            None,
+            "async function run(agent) {\n  while (true) {\n    await agent.step();\n  }\n}\n",
+            Some(Language::JavaScript),
+        );
+        check(
+            None,
+            "async function run(agent: Agent): Promise<void> {\n  while (true) {\n    await agent.step();\n  }\n}\n",
+            Some(Language::TypeScript),
+        );
     }
 
     #[test]

@@ -12,7 +12,14 @@ use crate::{detect_language, Language};
 pub struct Session {
     parser: tree_sitter::Parser,
     last: Option<Last>,
+    /// The language detected for a source that began with these bytes:
+    /// detection parses the paste with every grammar, so it runs again only
+    /// when the start of the paste changes, not on every keystroke below it.
+    detected: Option<(String, Option<Language>)>,
 }
+
+/// How many bytes of a source's start key its detected language.
+const DETECTION_KEY_BYTES: usize = 512;
 
 struct Last {
     source: String,
@@ -28,13 +35,13 @@ impl Default for Session {
 
 impl Session {
     pub fn new() -> Session {
-        Session { parser: tree_sitter::Parser::new(), last: None }
+        Session { parser: tree_sitter::Parser::new(), last: None, detected: None }
     }
 
     /// Audits `source` like [`crate::audit`], reusing the previous parse when
     /// the language is the same.
     pub fn audit(&mut self, source: &str, path: Option<&str>, language: Option<Language>) -> FileReport {
-        let Some(language) = language.or_else(|| detect_language(path, source)) else {
+        let Some(language) = language.or_else(|| self.detect(path, source)) else {
             self.last = None;
             return crate::audit(source, path, None);
         };
@@ -53,6 +60,33 @@ impl Session {
             }
             Err(unparsed) => unparsed.report(path, language),
         }
+    }
+}
+
+impl Session {
+    /// [`detect_language`], remembered for the start of the source.
+    fn detect(&mut self, path: Option<&str>, source: &str) -> Option<Language> {
+        if path.is_some() {
+            if let Some(language) = detect_language(path, "") {
+                return Some(language);
+            }
+        }
+        let mut end = DETECTION_KEY_BYTES.min(source.len());
+        while !source.is_char_boundary(end) {
+            end -= 1;
+        }
+        let key = &source[..end];
+        // A short paste is its own key; a longer one keeps its language while
+        // its first lines stay.
+        let reusable = source.len() > DETECTION_KEY_BYTES;
+        if let Some((known, language)) = &self.detected {
+            if reusable && known == key {
+                return *language;
+            }
+        }
+        let language = detect_language(path, source);
+        self.detected = Some((key.to_string(), language));
+        language
     }
 }
 

@@ -11,7 +11,12 @@ pub fn ReportView(
     pending: RwSignal<bool>,
     reveal: Callback<(usize, usize)>,
 ) -> impl IntoView {
-    let verdict = move || report.with(|report| report.as_ref().map(|r| r.verdict.as_str()));
+    // A source whose language the auditor could not recognise has no
+    // verdict: it was never parsed, and UNDEFINED would be a claim about it.
+    let unrecognised = move || report.with(|report| report.as_ref().is_some_and(|r| r.language.is_none()));
+    let verdict = move || {
+        report.with(|report| report.as_ref().filter(|r| r.language.is_some()).map(|r| r.verdict.as_str()))
+    };
     let table = view! {
             <table class="exits-table">
                 <caption class="visually-hidden">"The eight exits and the evidence for each"</caption>
@@ -163,19 +168,26 @@ pub fn ReportView(
                 aria-live="polite"
             >
                 <span class="verdict-label">"Verdict"</span>
-                <strong class="verdict-word">{move || verdict().unwrap_or("…")}</strong>
+                <strong class="verdict-word">
+                    {move || if unrecognised() { "Which language?" } else { verdict().unwrap_or("…") }}
+                </strong>
             </div>
             <p class="verdict-why" data-testid="audit-why">
                 {move || {
-                    report.with(|report| {
-                        report.as_ref().map(explain_verdict).unwrap_or_else(|| "Waiting for the auditor.".to_string())
+                    report.with(|report| match report.as_ref() {
+                        Some(report) if report.language.is_none() => {
+                            "The auditor could not tell which language this is, so it has not read it. Choose the language above and it will."
+                                .to_string()
+                        }
+                        Some(report) => explain_verdict(report),
+                        None => "Waiting for the auditor.".to_string(),
                     })
                 }}
             </p>
             {table}
             {columns}
             <p class="muted small">
-                "The auditor reads code; it does not run it. A check it cannot see (in another file, behind a call) is not counted."
+                "The auditor reads code; it does not run it. It follows calls to functions in the pasted source; a check in another file is not counted, and the warnings name the calls it could not follow."
             </p>
         </section>
     }
