@@ -716,7 +716,13 @@ fn link_calls(facts: &mut Facts) {
     }
     // Calls in loops whose functions raise.
     for call in &facts.calls {
-        if call.caught || call.loops.is_empty() {
+        // A caught raise still ends the loop when a handler of the `try`
+        // that catches it leaves (`except TerminatingException: return`).
+        let handled_by_leaving = call
+            .caught_in
+            .as_ref()
+            .is_some_and(|range| facts.handlers.iter().any(|h| h.leaves && range.contains(&h.range.start)));
+        if (call.caught && !handled_by_leaving) || call.loops.is_empty() {
             continue;
         }
         for &loop_id in &call.loops {

@@ -161,6 +161,9 @@ pub(crate) struct CallFact {
     /// The call sits in a `try` body inside its innermost loop, so what it
     /// raises is caught before it can leave the loop.
     pub caught: bool,
+    /// For a caught call: the range of the `try` that catches it. When one
+    /// of its handlers leaves the loop, what the call raises still ends it.
+    pub caught_in: Option<Range<usize>>,
     pub enclosing_function: Option<String>,
     /// Canonical words and literal words of the arguments (bounded sub-walk).
     pub arg_words: Vec<String>,
@@ -1550,6 +1553,7 @@ impl<'s, 't> Walker<'s, 't> {
             })
             .collect();
         let caught = in_loop && !self.raises_reach_loop(node);
+        let caught_in = if caught { self.catching_try() } else { None };
         self.facts.calls.push(CallFact {
             callee: callee.to_string(),
             callee_last,
@@ -1557,6 +1561,7 @@ impl<'s, 't> Walker<'s, 't> {
             in_loop,
             loops,
             caught,
+            caught_in,
             enclosing_function: self.enclosing_function_name(),
             arg_words,
             arg_literals,
@@ -1593,6 +1598,19 @@ impl<'s, 't> Walker<'s, 't> {
                 && self.frames.get(index + 1).is_some_and(|child| {
                     self.field(frame_node, "body").is_some_and(|body| body.id() == child.node.id())
                 })
+        })
+    }
+
+    /// The nearest `try` inside the innermost loop whose body the walk is in.
+    fn catching_try(&self) -> Option<Range<usize>> {
+        let (loop_frame, _) = self.innermost_loop()?;
+        (loop_frame..self.frames.len()).rev().find_map(|index| {
+            let frame_node = self.frames[index].node;
+            (frame_node.kind() == "try_statement"
+                && self.frames.get(index + 1).is_some_and(|child| {
+                    self.field(frame_node, "body").is_some_and(|body| body.id() == child.node.id())
+                }))
+            .then(|| frame_node.byte_range())
         })
     }
 
@@ -2214,18 +2232,23 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// Whether an `if` statement's body ends with `continue`.
-    fn ends_with_continue(&self, statement: Node<'_>) -> bool {
+    fn ends_with_continue(&self, statement: Node<'t>) -> bool {
         let body = self.field(statement, "consequence").or_else(|| {
             self.children_named(statement)
                 .into_iter()
                 .find(|c| matches!(c.kind(), "block" | "statement_block"))
         });
         let Some(body) = body else { return false };
-        let last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
-            body.named_child(body.named_child_count().saturating_sub(1) as u32)
+        let last_of = |node: Node<'t>| node.named_child(node.named_child_count().saturating_sub(1) as u32);
+        let mut last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
+            last_of(body)
         } else {
             Some(body)
         };
+        // Go's blocks hold a statement list.
+        if let Some(list) = last.filter(|l| l.kind() == "statement_list") {
+            last = last_of(list);
+        }
         last.is_some_and(|last| {
             matches!(last.kind(), "continue_statement" | "continue_expression")
                 || (last.kind() == "expression_statement"

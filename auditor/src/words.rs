@@ -77,10 +77,10 @@ pub(crate) fn canonical(word: &str) -> &str {
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
         | "suggestion" | "suggestions" | "complaint" | "complaints" | "critique" | "critiques"
-        | "feedback" | "correction" | "corrections" | "notes" => "issue",
+        | "feedback" | "correction" | "corrections" | "notes" | "reflected" | "reflection" => "issue",
         "goal" | "goals" | "objective" => "goal",
         "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
-        | "jobs" | "remaining" | "work" => "queue",
+        | "stack" | "jobs" | "remaining" | "work" => "queue",
         "prev" | "previous" | "last" | "old" | "before" | "prior" | "earlier" => "prev",
         "seen" | "visited" | "history" | "recent" | "recently" => "seen",
         "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"

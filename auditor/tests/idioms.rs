@@ -366,3 +366,102 @@ fn decoys_still_find_nothing() {
         &[],
     );
 }
+
+/// Loops in the shapes that Python agent frameworks give them (written for
+/// this file: a final answer or a finish step, a step budget, a cost limit,
+/// a stop flag, consecutive failures).
+#[test]
+fn framework_shaped_python_loops() {
+    check(
+        Python,
+        "def run(self, task):\n    final_answer = None\n    self.step_number = 1\n    while final_answer is None and self.step_number <= self.max_steps:\n        step = self._step()\n        final_answer = step.final_answer\n        self.step_number += 1\n    return final_answer\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "async def run(agent, input, max_turns=10):\n    current_turn = 0\n    while True:\n        current_turn += 1\n        if current_turn > max_turns:\n            raise MaxTurnsExceeded(max_turns)\n        result = await run_single_turn(agent, input)\n        if isinstance(result.next_step, NextStepFinalOutput):\n            return result.final_output\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while len(history) - init_len < max_turns and active_agent:\n    message = get_chat_completion(active_agent, history)\n    history.append(message)\n    if not message.tool_calls or not execute_tools:\n        break\n    handle_tool_calls(message.tool_calls)\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while not isinstance(formatted_answer, AgentFinish):\n    if self._has_reached_max_iterations():\n        formatted_answer = self._force_final_answer()\n        break\n    formatted_answer = self._invoke_loop_step()\n    self.iterations += 1\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "def run(self):\n    while True:\n        try:\n            self.step()\n        except NonTerminatingException as e:\n            self.add_message('user', str(e))\n        except TerminatingException as e:\n            return type(e).__name__, str(e)\n\ndef step(self):\n    if 0 < self.step_limit <= self.model.n_calls or 0 < self.cost_limit <= self.model.cost:\n        raise LimitsExceeded()\n    output = self.execute(self.parse(self.model.query(self.messages)))\n    if output.startswith('COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT'):\n        raise Submitted(output)\n",
+        &[E1, E2, E3],
+    );
+    check(
+        Python,
+        "for step in range(max_steps):\n    if self.state.stopped:\n        break\n    if self.state.consecutive_failures >= self.settings.max_failures:\n        break\n    await self.step()\n    if self.state.history.is_done():\n        break\n",
+        &[E1, E2, E7, E8],
+    );
+    check(
+        Python,
+        "for idx in range(self.max_iters):\n    pred = self.react(trajectory=trajectory)\n    if pred.next_tool_name == 'finish':\n        break\n    trajectory.append(self.tools[pred.next_tool_name](**pred.next_tool_args))\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while n_round > 0:\n    n_round -= 1\n    await self.env.run()\n    if self.env.is_idle:\n        break\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "counter = 0\nwhile counter < max_chaining_steps:\n    step_response = agent.step(next_message)\n    counter += 1\n    if not step_response.heartbeat_request:\n        break\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "for _ in range(max_turns):\n    assistant_response, user_response = society.step(input_msg)\n    if assistant_response.terminated or user_response.terminated:\n        break\n    input_msg = assistant_response.msg\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while True:\n    if task_list:\n        task = task_list.popleft()\n        result = execution_agent(objective, task)\n        task_list.extend(task_creation_agent(objective, result))\n    else:\n        print('All tasks complete')\n        break\n",
+        &[E1],
+    );
+    check(
+        Python,
+        "while True:\n    self.send_message(message)\n    if not self.reflected_message:\n        break\n    if self.num_reflections >= self.max_reflections:\n        self.io.tool_warning('Only 3 reflections allowed, stopping.')\n        return\n    self.num_reflections += 1\n    message = self.reflected_message\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while not done:\n    step_output = self.step()\n    done = step_output.done\n    if self.model.stats.instance_cost > self.cost_limit:\n        raise CostLimitExceededError()\n",
+        &[E1, E3],
+    );
+    check(
+        Python,
+        "while True:\n    post = self.planner.reply(memory)\n    if post.send_to == 'User':\n        return post\n    round_num += 1\n    if round_num >= self.max_internal_chat_round_num:\n        raise Exception('too many rounds')\n",
+        &[E1, E2],
+    );
+}
+
+/// Loops in the shapes that TypeScript agent CLIs give them.
+#[test]
+fn framework_shaped_typescript_loops() {
+    check(
+        TypeScript,
+        "async *run(request: Request, signal: AbortSignal) {\n  let turns = 0;\n  while (turns < MAX_TURNS) {\n    turns++;\n    if (signal.aborted) return;\n    const events = this.turn.run(request, signal);\n    for await (const event of events) {\n      if (this.loopDetector.addAndCheck(event)) {\n        yield { type: 'loop_detected' };\n        return;\n      }\n      yield event;\n    }\n    if (!this.pendingToolCalls.length) return;\n  }\n}\n",
+        &[E1, E2, E5, E8],
+    );
+    check(
+        TypeScript,
+        "while (!this.abort) {\n  const didEndLoop = await this.recursivelyMakeRequests(userContent);\n  if (didEndLoop) {\n    break;\n  }\n  this.consecutiveMistakeCount++;\n  if (this.consecutiveMistakeCount >= 3) {\n    const { response } = await this.ask('mistake_limit_reached');\n    if (response !== 'messageResponse') break;\n  }\n}\n",
+        // (Asking the user after the third mistake is not recognised as a
+        // person's decision yet: `this.ask` is too common a name.)
+        &[E1, E7, E8],
+    );
+    check(
+        TypeScript,
+        "const result = await generateText({\n  model,\n  tools,\n  stopWhen: [stepCountIs(10), hasToolCall('finalAnswer')],\n  prompt,\n});\n",
+        &[E1, E2],
+    );
+}

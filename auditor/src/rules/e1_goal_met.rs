@@ -35,8 +35,10 @@ use super::{ClauseView, COUNT_WORDS};
 use crate::facts::{CallFact, Facts, KwargFact, Role};
 
 const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm", "answer"];
-const MARKER_LITERALS: &[&str] =
-    &["done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle"];
+const MARKER_LITERALS: &[&str] = &[
+    "done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle",
+    "ok", "thank",
+];
 const SCORE_WORDS: &[&str] = &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target"];
 /// Words of a constant that holds a completion marker (`EXIT_PHRASE`,
 /// `DONE_MARKER`, `COMPLETION_SIGNAL`).
@@ -93,6 +95,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if searches && marker_constant(view) {
         return true;
     }
+    // The step reported that it ended the loop (`if (didEndLoop) break`).
+    if view.has("end") && view.has("loop") {
+        return true;
+    }
     // An exit or finish action (`action.Exit`, `isinstance(a, ExitAction)`).
     if view.has("action") && view.has("exit") {
         return true;
@@ -124,13 +130,57 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && view.has("next") {
         return true;
     }
-    if view.has("queue")
+    let work_list = view.has("queue") || (view.any(&["task", "job", "item"]) && view.any(&["list", "lists"]));
+    if work_list
         && (clause.negated
             || clause.zero
             || clause.none_literal
             || view.has("empty")
             || view.role == Role::LoopCondition)
     {
+        return true;
+    }
+    // This pass asked for nothing more (`if not actions: break`,
+    // `computerCalls.length === 0`).
+    if view.this_pass
+        && view.tests_nothing()
+        && view.any(&[
+            "calls",
+            "actions",
+            "commands",
+            "executes",
+            "operations",
+            "requests",
+            "functions",
+            "queries",
+            "questions",
+            "subtasks",
+            "gaps",
+            "followups",
+        ])
+    {
+        return true;
+    }
+    // `self.state.is_round_end()`, `isOver()`.
+    if let Some(name) = &clause.call_root {
+        let words = crate::words::canonical_words(name);
+        if words.first().is_some_and(|w| w == "is" || w == "has")
+            && words.iter().any(|w| matches!(w.as_str(), "end" | "over" | "done"))
+        {
+            return true;
+        }
+    }
+    // This pass did not ask to go on (`if not step.heartbeat_request`,
+    // `if not reply.should_continue`).
+    if view.this_pass
+        && clause.negated
+        && view.any(&["heartbeat", "continue", "continuation", "more", "followup", "again"])
+    {
+        return true;
+    }
+    // This pass's reply is addressed to the user and handed back
+    // (`if post.send_to == "User": return post`).
+    if view.this_pass && view.returns_value && clause.equality && view.any_literal(&["human"]) {
         return true;
     }
     // Every worker idle.

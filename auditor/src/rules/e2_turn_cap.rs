@@ -51,7 +51,23 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A helper given the count (`should_continue(iterations)`,
     // `has_reached_max_iterations(i, max_iter)`).
-    if clause.call_root.is_some()
+    let asks_to_go_on = clause.call_root.as_deref().is_some_and(|name| {
+        crate::words::canonical_words(name).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "continue"
+                    | "max"
+                    | "reached"
+                    | "exceeded"
+                    | "proceed"
+                    | "allow"
+                    | "allowed"
+                    | "should"
+                    | "can"
+            )
+        })
+    });
+    if asks_to_go_on
         && clause.words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()) && !clause.callees.contains(w))
     {
         return true;

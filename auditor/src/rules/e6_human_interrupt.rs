@@ -66,7 +66,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("approve") && !view.has("critic") {
         return true;
     }
-    if view.has("human") && view.any(PERSON_ACTS) {
+    // "user" is also the role of a message: only the clause's own words
+    // make it a person's act, not the words of where its values came from.
+    if view.has("human") && view.any(PERSON_ACTS) && !view.expanded {
         return true;
     }
     // `for scanner.Scan()`, `while read -r line`: the loop lasts as long as

@@ -71,6 +71,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // A service's running flag that the loop never clears itself
+    // (`while self._running`, `if !self.running.load(..) { break }`).
+    let reads_running = view.any(&["running", "alive", "active"])
+        && view
+            .clause
+            .idents
+            .iter()
+            .any(|i| i.contains('.') || i.starts_with("self") || i.starts_with("this"))
+        && (view.role == Role::LoopCondition || view.clause.negated)
+        && !view.clause.equality;
+    if reads_running && !view.this_pass && !view.assigned_in_loop && !view.clause.ordering {
+        return true;
+    }
     let checks_exists =
         view.any_callee(&["exists", "isfile", "stat", "access", "sync"]) || view.has("exists");
     checks_exists && (view.any(STOP_NAMES) || view.any_literal(STOP_NAMES))

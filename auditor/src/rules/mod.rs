@@ -153,6 +153,8 @@ pub(crate) struct ClauseView<'a> {
     pub nested: bool,
     /// The exit this clause guards returns a value (`return answer`).
     pub returns_value: bool,
+    /// The words include those of where the clause's values come from.
+    pub expanded: bool,
 }
 
 impl<'a> ClauseView<'a> {
@@ -204,6 +206,7 @@ impl<'a> ClauseView<'a> {
             from_input,
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
             returns_value: false,
+            expanded,
         }
     }
 
