@@ -97,6 +97,7 @@ fn main() {
             }
         }
     }
+    agreement(&root.join("real"));
     let everything: Vec<&Case> = development.iter().chain(&held_out).collect();
     if !everything.is_empty() {
         println!();
@@ -278,6 +279,42 @@ fn score_refs(title: &str, cases: &[&Case], verbose: bool) {
         verdicts_right,
         cases.len(),
         ratio(verdicts_right, cases.len() as u32)
+    );
+}
+
+/// How far a second labeller's labels (`real/agreement.json`, made without
+/// seeing the first) agree with the manifest's: verdicts, and exits as F1.
+fn agreement(root: &Path) {
+    let Ok(text) = std::fs::read_to_string(root.join("agreement.json")) else { return };
+    let second: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(&text).expect("agreement.json is a JSON object of labels");
+    let mut first: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    for part in std::fs::read_dir(root.join("parts")).into_iter().flatten().filter_map(Result::ok) {
+        if part.path().extension().is_some_and(|x| x == "json") {
+            let text = std::fs::read_to_string(part.path()).expect("part is readable");
+            let excerpts: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
+            for excerpt in excerpts {
+                first.insert(excerpt["id"].as_str().unwrap_or_default().to_string(), excerpt);
+            }
+        }
+    }
+    let (mut same_verdict, mut total, mut counts) = (0, 0, Counts::default());
+    for (id, label) in &second {
+        let Some(original) = first.get(id) else { continue };
+        total += 1;
+        same_verdict += u32::from(original["verdict"] == label["verdict"]);
+        let (a, b) = (strings(&original["exits"]), strings(&label["exits"]));
+        counts.tp += a.iter().filter(|e| b.contains(e)).count() as u32;
+        counts.fneg += a.iter().filter(|e| !b.contains(e)).count() as u32;
+        counts.fp += b.iter().filter(|e| !a.contains(e)).count() as u32;
+    }
+    println!();
+    println!(
+        "a second labeller on {total} excerpts: verdicts agree {same_verdict}/{total}, exits F1 {:.2} ({} shared, {} only second, {} only first)",
+        counts.f1(),
+        counts.tp,
+        counts.fp,
+        counts.fneg
     );
 }
 

@@ -412,19 +412,25 @@ fn judge_links(
         .iter()
         .map(|link| {
             let clause = facts.clauses.get(link.clause)?;
-            if link.via.is_none() && clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
+            if link.via.is_none() && judged_by_callee(facts, clause, &followed) {
                 return None;
             }
             rules::classify_link(&provenance, link)
         })
         .collect();
     // For each exit statement, the nearest guard that names an exit decides;
-    // the conditions around it are context.
-    let mut nearest: HashMap<(usize, usize), u8> = HashMap::default();
+    // the conditions around it are context. A person's or an outside gate
+    // (an approval asked when the turn cap is hit) does not make the cap
+    // around it context: the nearest bound or goal check is kept too.
+    let mut nearest: HashMap<(usize, usize), (u8, u8)> = HashMap::default();
     for (link, exit) in facts.links.iter().zip(&classified) {
-        if exit.is_some() && link.via.is_none() && matches!(link.role, Role::Guard | Role::Handler) {
-            let entry = nearest.entry((link.loop_id, link.site.start)).or_insert(link.depth);
-            *entry = (*entry).min(link.depth);
+        let Some(exit) = exit else { continue };
+        if link.via.is_none() && matches!(link.role, Role::Guard | Role::Handler) {
+            let entry = nearest.entry((link.loop_id, link.site.start)).or_insert((u8::MAX, u8::MAX));
+            entry.0 = entry.0.min(link.depth);
+            if exit.kind() != crate::ExitKind::External {
+                entry.1 = entry.1.min(link.depth);
+            }
         }
     }
     for (link, exit) in facts.links.iter().zip(&classified) {
@@ -434,7 +440,9 @@ fn judge_links(
         };
         if link.via.is_none()
             && matches!(link.role, Role::Guard | Role::Handler)
-            && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|depth| link.depth > *depth)
+            && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|(any, core)| {
+                link.depth > *any && !(id.kind() != crate::ExitKind::External && link.depth == *core)
+            })
         {
             continue;
         }
@@ -701,12 +709,16 @@ fn link_calls(facts: &mut Facts) {
         let clause = &facts.clauses[link.clause];
         let lp = &facts.loops[link.loop_id];
         let mut names: Vec<&str> = clause.call_root.as_deref().into_iter().collect();
-        if clause.words.iter().any(|w| w == "error") && clause.none_literal {
-            let function = facts.function_at(clause.range.start);
-            for ident in &clause.idents {
-                if let Some(definition) = facts.definition(ident, clause.range.start, function) {
-                    names.extend(definition.callees.iter().map(String::as_str));
-                }
+        // `err := a.checkBudget(); if err != nil`, `go_on = await
+        // self._on_run_continue(...); if not go_on`: the check is in the
+        // function that made the value.
+        let error_check = clause.words.iter().any(|w| w == "error") && clause.none_literal;
+        let function = facts.function_at(clause.range.start);
+        for ident in &clause.idents {
+            if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                names.extend(
+                    definition.callees.iter().map(String::as_str).filter(|name| error_check || decides(name)),
+                );
             }
         }
         for name in names {
@@ -743,6 +755,41 @@ fn link_calls(facts: &mut Facts) {
         facts.loops[link.loop_id].exit_sites += 1;
         facts.links.push(link);
     }
+}
+
+/// Whether a clause is a call of a function whose checks the walk follows
+/// (`if self.should_stop():`), or reads a value made by one (`go_on =
+/// self._on_run_continue(); if not go_on:`): those checks judge it.
+fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&str>) -> bool {
+    if clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
+        return true;
+    }
+    let function = facts.function_at(clause.range.start);
+    clause.idents.iter().any(|ident| {
+        facts.definition(ident, clause.range.start, function).is_some_and(|definition| {
+            definition.callees.iter().any(|name| decides(name) && followed.contains(name.as_str()))
+        })
+    })
+}
+
+/// A function whose name says it decides whether to go on
+/// (`should_continue`, `_on_run_continue`, `check_done`, `is_finished`).
+fn decides(name: &str) -> bool {
+    canonical_words(name).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "should"
+                | "continue"
+                | "check"
+                | "done"
+                | "stop"
+                | "verify"
+                | "evaluate"
+                | "judge"
+                | "is"
+                | "can"
+        )
+    })
 }
 
 /// The functions called `name`, other than one that holds the loop itself

@@ -1868,7 +1868,28 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
         }
-        false
+        self.after_a_try_that_leaves_on_success(loop_frame)
+    }
+
+    /// A retry loop (`while True: try: ...; return reply except ...:`): a
+    /// statement after a `try` whose body ends by leaving the loop runs only
+    /// when the try failed.
+    fn after_a_try_that_leaves_on_success(&self, loop_frame: usize) -> bool {
+        // The loop's body and, in it, the statement the walk is in.
+        let (Some(body), Some(current)) = (self.frames.get(loop_frame + 1), self.frames.get(loop_frame + 2))
+        else {
+            return false;
+        };
+        let (body, current) = (body.node, current.node);
+        let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
+        self.siblings_of(body, current).0.into_iter().any(|statement| {
+            statement.kind() == "try_statement"
+                && self.field(statement, "body").is_some_and(|try_body| {
+                    try_body
+                        .named_child(try_body.named_child_count().saturating_sub(1) as u32)
+                        .is_some_and(leaves)
+                })
+        })
     }
 
     /// The words, names and called names of an assigned value, without its

@@ -37,7 +37,7 @@ use crate::facts::{CallFact, Facts, KwargFact, Role};
 const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm", "answer"];
 const MARKER_LITERALS: &[&str] = &[
     "done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle",
-    "ok", "thank",
+    "ok", "thank", "answer",
 ];
 const SCORE_WORDS: &[&str] = &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target"];
 /// Words of a constant that holds a completion marker (`EXIT_PHRASE`,
@@ -50,6 +50,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("tool") || view.has("function"))
         && view.any(&["call", "calls", "use", "uses", "used", "using", "invocations", "requests"])
     {
+        return true;
+    }
+    // `block.type == "tool_use"`, `part.kind === "function_call"`.
+    if view.any_literal(&["tool", "function"])
+        && view.any_literal(&["use", "call", "calls"])
+        && clause.equality
+    {
+        return true;
+    }
+    // Until the newest message is the assistant's own (its final reply).
+    if view.role == Role::LoopCondition && clause.equality && view.any_literal(&["assistant"]) {
         return true;
     }
     // `if has_tools and len(tool_messages) != 0: return self.send(...)`.
@@ -137,6 +148,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             || clause.none_literal
             || view.has("empty")
             || view.role == Role::LoopCondition)
+    {
+        return true;
+    }
+    // No function ran this pass (`if not func_response_parts: break`).
+    if view.this_pass
+        && view.tests_nothing()
+        && view.any(&["function", "func"])
+        && view.any(&["response", "responses", "result", "results", "parts"])
     {
         return true;
     }

@@ -44,6 +44,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.pass_counter && (clause.ordering || (clause.equality && clause.number)) {
         return true;
     }
+    // A budget of things counted one at a time (`explored <
+    // ExplorationBudget`); money and tokens were claimed first.
+    if view.counted && view.has("budget") && clause.ordering {
+        return true;
+    }
+    // The history grows by a pass each time: its length is a pass count
+    // (`if len(history) >= 50: break`).
+    if clause.ordering
+        && view.has("len")
+        && view.any(&["seen", "message", "messages", "trajectory", "actions", "steps"])
+        && (clause.number || view.has("max"))
+    {
+        return true;
+    }
     // A limit flagged as reached (`_tool_limit_reached`, `max_steps_hit`);
     // time, money and failures were claimed by their own rules first.
     if view.has("max") && view.any(&["reached", "hit", "exceeded", "exceed", "exhausted"]) {

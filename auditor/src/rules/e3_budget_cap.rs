@@ -54,7 +54,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A budget of passes (`explored < ExplorationBudget`, counted by one a
     // pass) is a turn cap.
-    if view.has("budget") && !view.any(COUNT_WORDS) && !view.pass_counter && (clause.ordering || exceeded) {
+    if view.has("budget") && !view.any(COUNT_WORDS) && !view.counted && (clause.ordering || exceeded) {
         return true;
     }
     view.any(&["token", "usage"]) && clause.ordering

@@ -76,6 +76,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && (view.from_input || view.any_callee(&["input", "scan"])) {
         return view.from_input || view.any_callee(&["input"]);
     }
+    // `if line.strip() in ("exit", "quit")`: nobody but a person types quit.
+    if (view.clause.equality || view.clause.membership) && view.any_literal(&["quit", "bye", "goodbye"]) {
+        return true;
+    }
     let typed = view.has("input") || view.from_input;
     view.any_callee(&["input"]) || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
 }

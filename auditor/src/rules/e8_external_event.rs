@@ -63,7 +63,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A stop flag or request that this pass's reply did not produce
     // (`self.state.stopped`, `should_stop()`, `stop_event.is_set()`).
     let asked_by_hook =
-        view.any(&["hook", "hooks", "callback", "handler", "listener", "middleware", "plugin"]);
+        view.any(&["hook", "hooks", "callback", "callbacks", "handler", "listener", "middleware", "plugin"]);
+    // A callback asked whether the run may go on (`if not await
+    // callback.on_run_continue(...)`).
+    if asked_by_hook && view.any(&["continue", "proceed"]) && !view.clause.ordering {
+        return true;
+    }
     if view.has("stop")
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
         && !view.has("reason")

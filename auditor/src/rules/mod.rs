@@ -54,6 +54,13 @@ impl<'a> Provenance<'a> {
         (passes, failures)
     }
 
+    /// Whether the loop changes `name` by a constant anywhere.
+    fn counted(&self, name: &str, loop_range: &std::ops::Range<usize>) -> bool {
+        self.counters.get(last_name(name)).is_some_and(|assigns| {
+            assigns.iter().any(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+        })
+    }
+
     /// The guards under which a loop moves the counter `name`, when every
     /// move of it sits under some (`if EXIT_SIGNAL in out: signals += 1`).
     fn counted_under(&self, name: &str, loop_range: &std::ops::Range<usize>) -> Vec<usize> {
@@ -80,6 +87,8 @@ const INPUT_CALLS: &[&str] = &[
     "read_line",
     "prompt_user",
     "ask_user",
+    "prompt",
+    "prompt_async",
 ];
 
 /// Whether a definition's value is what a person typed: a call that reads
@@ -115,7 +124,12 @@ fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
             && other.range.start <= fact.range.start
             && other.range.end >= fact.range.end
             && other.range != fact.range
-    }) || fact.function.is_some_and(|f| facts.functions[f].recursive)
+    }) || fact.function.is_some_and(|f| {
+        // A function that recurses, or one that a loop calls each pass (a
+        // step, a request with its own retries).
+        facts.functions[f].recursive
+            || facts.functions[f].name.as_ref().is_some_and(|name| facts.called_in_loops.contains(name))
+    })
 }
 
 fn last_name(name: &str) -> &str {
@@ -155,6 +169,9 @@ pub(crate) struct ClauseView<'a> {
     pub returns_value: bool,
     /// The words include those of where the clause's values come from.
     pub expanded: bool,
+    /// A name of the clause is changed by a constant somewhere in the loop,
+    /// on every pass or not: it counts something (thoughts explored, tries).
+    pub counted: bool,
 }
 
 impl<'a> ClauseView<'a> {
@@ -174,6 +191,7 @@ impl<'a> ClauseView<'a> {
         let mut failure_counter = false;
         let mut assigned_in_loop = false;
         let mut from_input = false;
+        let mut counted = false;
         for ident in &clause.idents {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 if expanded {
@@ -190,6 +208,7 @@ impl<'a> ClauseView<'a> {
                 let (passes, failures) = provenance.counts(ident, &loop_fact.range);
                 pass_counter |= passes;
                 failure_counter |= failures;
+                counted |= provenance.counted(ident, &loop_fact.range);
             }
         }
         words.extend(clause.callees.iter().map(String::as_str));
@@ -207,6 +226,7 @@ impl<'a> ClauseView<'a> {
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
             returns_value: false,
             expanded,
+            counted,
         }
     }
 
