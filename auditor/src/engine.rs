@@ -438,6 +438,9 @@ fn judge_links(
         let Some(id) = *exit else {
             continue;
         };
+        if link.depth >= facts::SKIPPED_DEPTH && id != ExitId::E1 {
+            continue;
+        }
         if link.via.is_none()
             && matches!(link.role, Role::Guard | Role::Handler)
             && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|(any, core)| {

@@ -32,6 +32,11 @@ pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::Random
 const SUBWALK_LIMIT: usize = 512;
 /// How many enclosing conditions an exit site takes as its guards.
 const GUARD_LIMIT: usize = 6;
+/// The depth of a guard read from an `if ... continue` before the exit
+/// (negated): it speaks only for the goal (`if reply.tool_calls: ...;
+/// continue` then `return reply`), never for a bound, whose negation says
+/// nothing.
+pub(crate) const SKIPPED_DEPTH: u8 = 100;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LoopKind {
@@ -97,6 +102,8 @@ pub(crate) struct Clause {
     pub negated: bool,
     pub ordering: bool,
     pub equality: bool,
+    /// The comparison asks for a difference (`!=`, `-ne`, `is not`).
+    pub differs: bool,
     pub membership: bool,
     pub number: bool,
     pub zero: bool,
@@ -1748,7 +1755,7 @@ impl<'s, 't> Walker<'s, 't> {
                 || (matches!(self.syn_of(value), Syn::Str) && !value_text.contains(['{', '$'])));
         // An assignment to a loop's flag (`done = True`, `running = False`)
         // is a way out of that loop, under its guards and its own value.
-        let flagged: Vec<(usize, usize)> = self
+        let flagged: Vec<(usize, usize, bool)> = self
             .loops_of_current_function()
             .rev()
             .take(4)
@@ -1756,18 +1763,30 @@ impl<'s, 't> Walker<'s, 't> {
                 FrameRole::Loop(id) => Some((*frame, id)),
                 _ => None,
             })
-            .filter(|(_, id)| {
-                self.facts.loop_flags.iter().any(|(loop_id, flag, polarity)| {
-                    loop_id == id
-                        && targets.iter().any(|t| t == flag)
-                        && (!plain_value || polarity.stops_on(value_text))
-                })
+            .filter_map(|(frame, id)| {
+                self.facts
+                    .loop_flags
+                    .iter()
+                    .find(|(loop_id, flag, polarity)| {
+                        *loop_id == id
+                            && targets.iter().any(|t| t == flag)
+                            && (!plain_value || polarity.stops_on(value_text))
+                    })
+                    .map(|(_, _, polarity)| (frame, id, *polarity == FlagPolarity::Truthy))
             })
             .collect();
-        for (frame, id) in flagged {
+        for (frame, id, runs_while_truthy) in flagged {
             self.facts.loops[id].exit_sites += 1;
             let site = node.byte_range();
             let mut clauses = self.clauses_of(&[value]);
+            if runs_while_truthy {
+                // `while failed: ... failed = code != 0`: the loop ends when
+                // the value is false.
+                for &clause in &clauses {
+                    let flipped = !self.facts.clauses[clause].negated;
+                    self.facts.clauses[clause].negated = flipped;
+                }
+            }
             clauses.extend(self.guard_clauses_above(frame));
             for clause in clauses {
                 self.facts.links.push(ExitLink {
@@ -2127,9 +2146,6 @@ impl<'s, 't> Walker<'s, 't> {
         // `if reply.tool_calls: ...; continue` before the exit: it runs only
         // when that condition does not hold.
         let skipped = self.skipping_guards(node, floor);
-        if !skipped.is_empty() {
-            groups.push((Role::Guard, skipped));
-        }
         let targets: Vec<usize> = if leaves_function {
             loops
                 .iter()
@@ -2167,9 +2183,19 @@ impl<'s, 't> Walker<'s, 't> {
                         loop_id: id,
                         site: site.clone(),
                         via: None,
-                        depth: u8::try_from(depth).unwrap_or(u8::MAX),
+                        depth: u8::try_from(depth).unwrap_or(SKIPPED_DEPTH - 1).min(SKIPPED_DEPTH - 1),
                     });
                 }
+            }
+            for &clause in &skipped {
+                self.facts.links.push(ExitLink {
+                    clause,
+                    role: Role::Guard,
+                    loop_id: id,
+                    site: site.clone(),
+                    via: None,
+                    depth: SKIPPED_DEPTH,
+                });
             }
         }
     }
@@ -2527,7 +2553,12 @@ impl<'s, 't> Walker<'s, 't> {
                 if !in_string {
                     match mark {
                         Mark::Ordering => clause.ordering = true,
-                        Mark::Equality => clause.equality = true,
+                        Mark::Equality => {
+                            clause.equality = true;
+                            if matches!(self.text(node), "!=" | "!==" | "-ne" | "is not") {
+                                clause.differs = true;
+                            }
+                        }
                         Mark::Membership => clause.membership = true,
                         Mark::Negation => clause.negated = true,
                         _ => {}
@@ -2539,7 +2570,11 @@ impl<'s, 't> Walker<'s, 't> {
                 if mark == Mark::TestOperator {
                     match self.text(node) {
                         "-lt" | "-le" | "-gt" | "-ge" => clause.ordering = true,
-                        "-eq" | "-ne" => clause.equality = true,
+                        "-eq" => clause.equality = true,
+                        "-ne" => {
+                            clause.equality = true;
+                            clause.differs = true;
+                        }
                         "-z" => clause.zero = true,
                         "-f" | "-e" | "-d" | "-s" => clause.callees.push("exists".to_string()),
                         _ => {}

@@ -88,8 +88,9 @@ pub(crate) fn canonical(word: &str) -> &str {
         "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"
         | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "oscillation" | "oscillating"
         | "looping" | "doom" | "repetitive" | "repeating" => "stall",
-        "progress" | "changed" | "change" | "changes" | "diff" | "delta" | "improvement" | "improved"
-        | "improve" => "change",
+        "progress" | "changed" | "change" | "changes" | "diff" | "improvement" | "improved" | "improve" => {
+            "change"
+        }
         "approve" | "approved" | "approval" | "approves" | "approving" => "approve",
         "confirm" | "confirmed" | "confirmation" | "consent" | "permission" | "permissions" => "confirm",
         "escalate" | "escalation" | "escalated" => "escalate",

@@ -134,7 +134,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if clause.command && (clause.until || view.has("check")) {
         return true;
     }
-    if view.any(&["returncode", "exitcode", "code", "status"]) && clause.equality && clause.zero {
+    // A zero status is success; `status != 0` is a failure (unless read in
+    // its else branch).
+    let equals = clause.differs == clause.negated;
+    if view.any(&["returncode", "exitcode", "code", "status"]) && clause.equality && clause.zero && equals {
         return true;
     }
     // An empty work queue (`while next_item:`, `while [ -n "$(tracker next)" ]`).
@@ -171,7 +174,6 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             "operations",
             "requests",
             "functions",
-            "queries",
             "questions",
             "subtasks",
             "gaps",

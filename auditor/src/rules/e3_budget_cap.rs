@@ -57,7 +57,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("budget") && !view.any(COUNT_WORDS) && !view.counted && (clause.ordering || exceeded) {
         return true;
     }
-    view.any(&["token", "usage"]) && clause.ordering
+    // Spend is summed, never counted one by one: `consecutive_max_tokens
+    // >= 3` counts replies cut at the token limit.
+    view.any(&["token", "usage"]) && clause.ordering && !view.counted
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

@@ -37,12 +37,37 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     if view.has("time")
+        && names_a_clock(view)
         && (clause.ordering || view.any(&["after", "out", "up", "exceeded", "exceed", "over", "max"]))
     {
         return true;
     }
     view.has("timeout")
         && (clause.ordering || view.any_callee(&["timeout"]) || view.any(&["timed", "reached"]))
+}
+
+/// Whether the clause names time itself (`elapsed`, `time.time()`,
+/// `duration`, `max_seconds`), not only a word that sounds like it (`now_node`).
+fn names_a_clock(view: &ClauseView<'_>) -> bool {
+    view.clause.idents.iter().any(|ident| {
+        let lower = ident.to_ascii_lowercase();
+        [
+            "time",
+            "elapsed",
+            "duration",
+            "sec",
+            "minute",
+            "hour",
+            "clock",
+            "monotonic",
+            "since",
+            "ms",
+            "date",
+            "instant",
+        ]
+        .iter()
+        .any(|unit| lower.contains(unit))
+    }) || view.any_callee(&["time", "deadline"])
 }
 
 /// A deadline error caught to leave the loop (`except DeadlineExceeded:`);

@@ -33,13 +33,14 @@ use crate::facts::{CallFact, Facts, KwargFact};
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
-    if view.has("hash") || view.has("stall") {
+    // (`allow_looping` is a setting, not a detector.)
+    if view.has("hash") || (view.has("stall") && !view.has("allow")) {
         return true;
     }
     // `state in seen`, `visits[state] >= 3`; not the size of a history
     // (`len(history) > MAX_HISTORY` is a cap).
     if view.has("seen")
-        && !(clause.ordering && view.has("len"))
+        && !view.has("len")
         && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
     {
         return true;

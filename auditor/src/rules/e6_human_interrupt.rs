@@ -68,7 +68,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // "user" is also the role of a message: only the clause's own words
     // make it a person's act, not the words of where its values came from.
-    if view.has("human") && view.any(PERSON_ACTS) && !view.expanded {
+    if view.has("human") && (view.any(PERSON_ACTS) || view.any_literal(ANSWERS)) && !view.expanded {
         return true;
     }
     // `for scanner.Scan()`, `while read -r line`: the loop lasts as long as
