@@ -8,8 +8,9 @@
 //!   by reading them before the auditor ran on them (`real/LABELLING.md`). Its
 //!   manifest is `real/parts/*.json`; the code is cut out of local copies of
 //!   the repositories by `real/materialise.py` into `real/cache/`. It has two
-//!   parts, decided by the repository's name alone: the development part
-//!   (the rules may be written from it) and the held-out part (they may not).
+//!   parts: the held-out part (`parts/heldout-*.json`, labelled after the
+//!   rules were written, from repositories no other excerpt uses) and the
+//!   development part (everything else: the rules may be written from it).
 //!
 //! `cargo run -p auditor --example eval` prints every table. Options:
 //! `-v` lists the mismatches of the hand-written sets and of the real-world
@@ -164,8 +165,9 @@ fn real_set(root: &Path) -> (Vec<Case>, Vec<Case>, usize) {
                 exits: strings(&excerpt["exits"]),
                 verdict: excerpt["verdict"].as_str().unwrap_or_default().to_string(),
             };
-            let second_wave = part.file_name().is_some_and(|name| name.to_string_lossy().starts_with("dev-"));
-            if second_wave || is_development(excerpt["repo"].as_str().unwrap_or_default()) {
+            let held_out_part =
+                part.file_name().is_some_and(|name| name.to_string_lossy().starts_with("heldout-"));
+            if !held_out_part {
                 development.push(case);
             } else {
                 held_out.push(case);
@@ -173,20 +175,6 @@ fn real_set(root: &Path) -> (Vec<Case>, Vec<Case>, usize) {
         }
     }
     (development, held_out, missing)
-}
-
-/// The development part of the first wave of excerpts: a quarter of the
-/// repositories, chosen by the FNV-1a hash of the lowercased `owner/name`, so
-/// that no one picks it. (Every excerpt of a second-wave part, `parts/dev-*`,
-/// is development: those were labelled to give the rules more to learn from
-/// once the held-out part had been set aside.)
-fn is_development(repo: &str) -> bool {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in repo.to_ascii_lowercase().bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash.is_multiple_of(4)
 }
 
 fn extension(language: Language) -> &'static str {

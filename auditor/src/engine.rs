@@ -245,6 +245,7 @@ fn add_function_loops(facts: &mut Facts) {
                 function_name: function.name.clone(),
                 collection: false,
                 function: Some(index),
+                body_start: function.range.start,
             });
         }
     }
@@ -358,6 +359,7 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
             function_name: None,
             collection: false,
             function: None,
+            body_start: range.start,
         });
         let loop_id = facts.loops.len() - 1;
         // LangGraph routers: `return END` under a condition ends the graph.

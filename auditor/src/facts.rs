@@ -84,6 +84,9 @@ pub(crate) struct LoopFact {
     pub collection: bool,
     /// The function the loop sits in, if any.
     pub function: Option<usize>,
+    /// Where the loop's body starts: what comes before it (a `for`'s
+    /// initializer) runs once, not each pass.
+    pub body_start: usize,
 }
 
 /// The analysis of one condition, split at `and`/`or`: the words of its code,
@@ -223,6 +226,9 @@ pub(crate) struct AssignFact {
     /// every pass has none; one moved under `if EXIT_SIGNAL in out` counts
     /// what its guards see.
     pub guards: Vec<usize>,
+    /// Sets the target back to zero (`failures = 0` after a success): what
+    /// it counts is consecutive.
+    pub reset: bool,
 }
 
 /// One assignment of a name: where it is, in which function, and the words,
@@ -1031,6 +1037,10 @@ impl<'s, 't> Walker<'s, 't> {
             function_name: None,
             collection: collection_walk || (range_bound.is_some() && !bounded),
             function,
+            body_start: self
+                .field(node, "body")
+                .or_else(|| node.named_child(node.named_child_count().saturating_sub(1) as u32))
+                .map_or(node.start_byte(), |body| body.start_byte()),
         });
         self.note_wrapping_handlers(id);
         let header = node.start_byte()..self.header_end(node);
@@ -1369,6 +1379,7 @@ impl<'s, 't> Walker<'s, 't> {
                     function_name: name,
                     collection: false,
                     function: self.innermost_function(),
+                    body_start: child.start_byte(),
                 });
                 decorator_loop = Some(id);
             }
@@ -1710,6 +1721,7 @@ impl<'s, 't> Walker<'s, 't> {
             || value.is_some_and(|v| targets.len() == 1 && self.steps_itself(&targets[0], v));
         // What a counter counts: it sits in an error branch of its loop, or
         // not. Asked only of counters, since it builds the guards' clauses.
+        let reset = !augmented && value.is_some_and(|v| matches!(self.text(v).trim(), "0" | "0.0"));
         let error_branch = step && in_loop && self.in_error_branch();
         let guards = match self.innermost_loop() {
             Some((loop_frame, _)) if step => self.guard_clauses_above(loop_frame),
@@ -1729,6 +1741,7 @@ impl<'s, 't> Walker<'s, 't> {
                 step,
                 error_branch,
                 guards: guards.clone(),
+                reset,
             });
         }
         let Some(value) = value else { return };
@@ -1882,7 +1895,9 @@ impl<'s, 't> Walker<'s, 't> {
                 let clause = &self.facts.clauses[clause];
                 let has = |word: &str| clause.words.iter().any(|w| w == word);
                 let success = has("done") || has("ok") || has("pass");
-                if (has("error") && !clause.negated) || (success && clause.negated) {
+                let bad =
+                    ["error", "bad", "invalid", "rejected", "wrong", "empty", "no"].iter().any(|w| has(w));
+                if (bad && !clause.negated) || (success && clause.negated) {
                     return true;
                 }
             }

@@ -72,8 +72,8 @@ pub(crate) fn canonical(word: &str) -> &str {
         "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
         | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"
-        | "terminal" => "done",
-        "pass" | "passed" | "passes" | "passing" | "green" | "correct" => "pass",
+        | "terminal" | "sufficient" | "enough" => "done",
+        "pass" | "passed" | "passes" | "passing" | "green" | "correct" | "valid" => "pass",
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
         | "suggestion" | "suggestions" | "complaint" | "complaints" | "critique" | "critiques"

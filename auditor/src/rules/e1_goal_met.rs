@@ -39,7 +39,8 @@ const MARKER_LITERALS: &[&str] = &[
     "done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle",
     "ok", "thank", "answer",
 ];
-const SCORE_WORDS: &[&str] = &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target"];
+const SCORE_WORDS: &[&str] =
+    &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target", "rating", "grade"];
 /// Words of a constant that holds a completion marker (`EXIT_PHRASE`,
 /// `DONE_MARKER`, `COMPLETION_SIGNAL`).
 const MARKER_NAMES: &[&str] = &["phrase", "marker", "sentinel", "signal", "keyword", "token"];
@@ -55,8 +56,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `block.type == "tool_use"`, `part.kind === "function_call"`.
     if view.any_literal(&["tool", "function"])
         && view.any_literal(&["use", "call", "calls"])
-        && clause.equality
+        && (clause.equality || clause.membership || !clause.callees.is_empty())
     {
+        return true;
+    }
+    // The newest message is not a tool result (`last.Role != RoleTool`).
+    if view.has("role") && view.has("tool") && clause.equality {
         return true;
     }
     // Until the newest message is the assistant's own (its final reply).
@@ -176,6 +181,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             "functions",
             "questions",
             "subtasks",
+            "action",
+            "command",
+            "call",
             "gaps",
             "followups",
         ])
@@ -190,6 +198,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         {
             return true;
         }
+    }
+    // No more work needed (`!plan.more_actions_needed`).
+    if view.has("more") && view.any(&["needed", "required", "remaining"]) && clause.negated {
+        return true;
     }
     // This pass did not ask to go on (`if not step.heartbeat_request`,
     // `if not reply.should_continue`).
@@ -211,12 +223,31 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `while not result:`, `while (!state.answer)`: until there is an answer.
     if view.role == Role::LoopCondition
         && view.tests_nothing()
-        && view.any(&["result", "answer", "final", "solution"])
+        && view.any(&["result", "answer", "final", "solution", "output"])
     {
         return true;
     }
+    // This pass produced a result (`if result is not None: break`).
+    let exists = !clause.ordering
+        && !clause.membership
+        && (clause.equality == (clause.none_literal && clause.differs));
+    if view.this_pass && exists && !clause.negated && view.any(&["result", "answer", "final"]) {
+        return true;
+    }
+    // Nothing left in the plan (`if not plan.pop_next_subtask(): break`).
+    if view.has("next")
+        && view.tests_nothing()
+        && view.any(&["task", "subtask", "item", "job", "action", "query", "queue"])
+    {
+        return true;
+    }
+    // A phrase the model was told to say when it is done, found in its
+    // reply (`"decision made: novel" in text`).
+    if view.this_pass && clause.membership && view.literals.len() >= 2 && !clause.negated {
+        return true;
+    }
     // A score that reached its target.
-    if view.any(SCORE_WORDS) && clause.ordering {
+    if view.any(SCORE_WORDS) && (clause.ordering || (clause.equality && clause.number)) {
         return true;
     }
     if clause.ordering {

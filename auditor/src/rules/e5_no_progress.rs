@@ -68,7 +68,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if let Some(sides) = &clause.sides {
         let [(left, _), (right, _)] = sides;
         let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
-        if clause.equality && !left.is_empty() && !right.is_empty() && (has_prev(left) ^ has_prev(right)) {
+        // (`last.role != RoleTool` compares a kind, not two states.)
+        let kind = view.any(&["role", "type", "kind"]);
+        if clause.equality
+            && !kind
+            && !left.is_empty()
+            && !right.is_empty()
+            && (has_prev(left) ^ has_prev(right))
+        {
             return true;
         }
     }

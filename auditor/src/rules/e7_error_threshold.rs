@@ -46,6 +46,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.nested && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {
         return true;
     }
+    // Bad outcomes counted (`bad_attempts <= max_bad_attempts`,
+    // `no_command_count >= MAX_NO_COMMAND`).
+    if view.any(&["bad", "invalid", "rejected", "wrong", "empty"])
+        && view.any(&["attempt", "len", "times"])
+        && clause.ordering
+    {
+        return true;
+    }
     // A counter moved only when something failed, compared with a limit.
     if view.failure_counter && (clause.ordering || (clause.equality && clause.number && !clause.zero)) {
         return true;

@@ -36,28 +36,34 @@ pub(crate) struct Provenance<'a> {
 impl<'a> Provenance<'a> {
     pub(crate) fn new(facts: &'a Facts) -> Provenance<'a> {
         let mut counters: HashMap<&'a str, Vec<&'a AssignFact>> = HashMap::default();
-        for assign in facts.assigns.iter().filter(|a| a.step && a.in_loop) {
+        for assign in facts.assigns.iter().filter(|a| (a.step || a.reset) && a.in_loop) {
             counters.entry(last_name(&assign.target)).or_default().push(assign);
         }
         Provenance { facts, counters }
     }
 
     /// How a loop counts what `name` holds: `(every pass, failures only)`.
-    fn counts(&self, name: &str, loop_range: &std::ops::Range<usize>) -> (bool, bool) {
+    fn counts(&self, name: &str, loop_range: &std::ops::Range<usize>, body_start: usize) -> (bool, bool) {
         let Some(assigns) = self.counters.get(last_name(name)) else { return (false, false) };
         let inside: Vec<&&AssignFact> = assigns
             .iter()
             .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
             .collect();
-        let passes = inside.iter().any(|a| !a.error_branch && a.guards.is_empty());
-        let failures = !inside.is_empty() && inside.iter().all(|a| a.error_branch);
+        let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step).collect();
+        // A counter set back to zero in the loop counts consecutive events
+        // (failures since the last success), never passes.
+        let reset = inside.iter().any(|a| a.reset && a.range.start >= body_start);
+        let passes = !reset && steps.iter().any(|a| !a.error_branch && a.guards.is_empty());
+        let failures = !steps.is_empty() && (reset || steps.iter().all(|a| a.error_branch));
         (passes, failures)
     }
 
     /// Whether the loop changes `name` by a constant anywhere.
     fn counted(&self, name: &str, loop_range: &std::ops::Range<usize>) -> bool {
         self.counters.get(last_name(name)).is_some_and(|assigns| {
-            assigns.iter().any(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+            assigns
+                .iter()
+                .any(|a| a.step && a.range.start >= loop_range.start && a.range.end <= loop_range.end)
         })
     }
 
@@ -69,10 +75,11 @@ impl<'a> Provenance<'a> {
             .iter()
             .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
             .collect();
-        if inside.is_empty() || inside.iter().any(|a| a.guards.is_empty()) {
+        let steps: Vec<&&AssignFact> = inside.into_iter().filter(|a| a.step).collect();
+        if steps.is_empty() || steps.iter().any(|a| a.guards.is_empty()) {
             return Vec::new();
         }
-        inside.iter().flat_map(|a| a.guards.iter().copied()).collect()
+        steps.iter().flat_map(|a| a.guards.iter().copied()).collect()
     }
 }
 
@@ -205,7 +212,7 @@ impl<'a> ClauseView<'a> {
                 }
             }
             if let Some(loop_fact) = loop_fact {
-                let (passes, failures) = provenance.counts(ident, &loop_fact.range);
+                let (passes, failures) = provenance.counts(ident, &loop_fact.range, loop_fact.body_start);
                 pass_counter |= passes;
                 failure_counter |= failures;
                 counted |= provenance.counted(ident, &loop_fact.range);
