@@ -417,6 +417,9 @@ fn judge_links(
             if link.via.is_none() && judged_by_callee(facts, clause, &followed) {
                 return None;
             }
+            if link.role == Role::LoopCondition && facts.decided_flags.contains(&link.clause) {
+                return None;
+            }
             rules::classify_link(&provenance, link)
         })
         .collect();

@@ -332,6 +332,10 @@ pub(crate) struct Facts {
     /// Simple names of functions called inside loop bodies.
     pub called_in_loops: HashSet<String>,
     pub flag_assigns: Vec<FlagAssign>,
+    /// Loop-condition clauses that are flags the loop sets itself (`while
+    /// not self.stop_flag` with `self.stop_flag = True` in its body): the
+    /// assignments' conditions say why it ends, not the flag's name.
+    pub decided_flags: HashSet<usize>,
     /// Start bytes of `return` statements that return a value.
     pub return_sites: HashSet<usize>,
     /// The flags of each loop's condition: `(loop, name, polarity)`.
@@ -634,6 +638,8 @@ struct Walker<'s, 't> {
     /// Node ids of `try` statements whose body holds a loop: their handlers
     /// end that loop rather than swallow what it raised.
     wrapping_tries: HashSet<usize>,
+    /// The loop-condition clause of each loop flag, by `(loop, flag index)`.
+    flag_clauses: HashMap<(usize, usize), usize>,
     /// What each node kind of the grammar is, whether it names something
     /// and what it tells a clause, by kind id: matching strings for every
     /// node of a large file costs more than the rest of the walk.
@@ -686,6 +692,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         passed: HashSet::default(),
         called_in_loops: HashSet::default(),
         flag_assigns: Vec::new(),
+        decided_flags: HashSet::default(),
         return_sites: HashSet::default(),
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
@@ -701,6 +708,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
         wrapping_tries: HashSet::default(),
+        flag_clauses: HashMap::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
         decorator_frames: 0,
@@ -1051,13 +1059,14 @@ impl<'s, 't> Walker<'s, 't> {
             condition.clear();
         }
         if !condition.is_empty() {
-            let clauses = self.clauses_of(&condition);
+            let roots = self.boolean_roots(&condition);
+            let clauses = self.clauses_of(&roots);
             if kind == LoopKind::Until {
                 for &clause in &clauses {
                     self.facts.clauses[clause].until = true;
                 }
             }
-            for clause in clauses {
+            for &clause in &clauses {
                 self.facts.links.push(ExitLink {
                     clause,
                     role: Role::LoopCondition,
@@ -1067,9 +1076,12 @@ impl<'s, 't> Walker<'s, 't> {
                     depth: 0,
                 });
             }
-            for part in self.boolean_roots(&condition) {
+            for (index, part) in roots.into_iter().enumerate() {
                 if let Some((flag, polarity)) = self.flag_of(part) {
                     self.facts.loop_flags.push((id, flag, polarity));
+                    if let Some(&clause) = clauses.get(index) {
+                        self.flag_clauses.insert((id, self.facts.loop_flags.len() - 1), clause);
+                    }
                 }
             }
         }
@@ -1768,7 +1780,7 @@ impl<'s, 't> Walker<'s, 't> {
                 || (matches!(self.syn_of(value), Syn::Str) && !value_text.contains(['{', '$'])));
         // An assignment to a loop's flag (`done = True`, `running = False`)
         // is a way out of that loop, under its guards and its own value.
-        let flagged: Vec<(usize, usize, bool)> = self
+        let flagged: Vec<(usize, usize, usize, bool)> = self
             .loops_of_current_function()
             .rev()
             .take(4)
@@ -1780,16 +1792,20 @@ impl<'s, 't> Walker<'s, 't> {
                 self.facts
                     .loop_flags
                     .iter()
-                    .find(|(loop_id, flag, polarity)| {
+                    .enumerate()
+                    .find(|(_, (loop_id, flag, polarity))| {
                         *loop_id == id
                             && targets.iter().any(|t| t == flag)
                             && (!plain_value || polarity.stops_on(value_text))
                     })
-                    .map(|(_, _, polarity)| (frame, id, *polarity == FlagPolarity::Truthy))
+                    .map(|(index, (_, _, polarity))| (frame, id, index, *polarity == FlagPolarity::Truthy))
             })
             .collect();
-        for (frame, id, runs_while_truthy) in flagged {
+        for (frame, id, flag_index, runs_while_truthy) in flagged {
             self.facts.loops[id].exit_sites += 1;
+            if let Some(&clause) = self.flag_clauses.get(&(id, flag_index)) {
+                self.facts.decided_flags.insert(clause);
+            }
             let site = node.byte_range();
             let mut clauses = self.clauses_of(&[value]);
             if runs_while_truthy {

@@ -199,6 +199,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             return true;
         }
     }
+    // A reviewer needs no more changes (`not result.needs_improvement`).
+    if view.any(&["needs", "need", "requires"]) && view.any(&["change", "issue"]) && clause.negated {
+        return true;
+    }
+    // A stop condition given to the loop (`if self.stopping_condition(response)`).
+    if view.has("stop") && view.any(&["condition", "when", "func"]) {
+        return true;
+    }
     // No more work needed (`!plan.more_actions_needed`).
     if view.has("more") && view.any(&["needed", "required", "remaining"]) && clause.negated {
         return true;

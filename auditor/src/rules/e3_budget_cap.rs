@@ -54,7 +54,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A budget of passes (`explored < ExplorationBudget`, counted by one a
     // pass) is a turn cap.
-    if view.has("budget") && !view.any(COUNT_WORDS) && !view.counted && (clause.ordering || exceeded) {
+    // (A budget of calls or requests is a turn cap.)
+    if view.has("budget")
+        && !view.any(COUNT_WORDS)
+        && !view.any(&["call", "calls", "requests", "request"])
+        && !view.counted
+        && (clause.ordering || exceeded)
+    {
         return true;
     }
     // Spend is summed, never counted one by one: `consecutive_max_tokens

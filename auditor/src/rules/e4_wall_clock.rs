@@ -67,7 +67,7 @@ fn names_a_clock(view: &ClauseView<'_>) -> bool {
         ]
         .iter()
         .any(|unit| lower.contains(unit))
-    }) || view.any_callee(&["time", "deadline"])
+    })
 }
 
 /// A deadline error caught to leave the loop (`except DeadlineExceeded:`);

@@ -39,13 +39,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // `state in seen`, `visits[state] >= 3`; not the size of a history
     // (`len(history) > MAX_HISTORY` is a cap).
+    // (The history's name must be the clause's own: `err != nil` is not a
+    // repetition check because `err` came from a call on the session's
+    // history.)
     if view.has("seen")
+        && !view.expanded
         && !view.has("len")
         && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
     {
         return true;
     }
+    // (`not result.needs_improvement` is a reviewer's verdict: goal met.)
     if view.has("change")
+        && !view.any(&["needs", "need", "requires", "required"])
         && (clause.negated
             || clause.zero
             || clause.ordering

@@ -58,7 +58,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         // `except KeyboardInterrupt`, `except EOFError` (Ctrl-D at a prompt).
         return view.has("interrupt") || view.has("eof");
     }
-    if view.has("interrupt") || view.has("escalate") || view.has("confirm") {
+    // An interrupt flag that nothing ties to a person (`self.interrupted`,
+    // set by a `cancel()` method) is a stop from outside (E8); the
+    // keyboard's, a person's or Ctrl-C's is theirs.
+    let persons_interrupt = view.has("interrupt")
+        && (view.any(&["keyboard", "human", "ctrl", "esc", "escape", "key"]) || !flag_like(view));
+    if persons_interrupt || view.has("escalate") || view.has("confirm") {
         return true;
     }
     // An approval that a model reviewer gives is a goal check (E1), one
@@ -82,6 +87,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     let typed = view.has("input") || view.from_input;
     view.any_callee(&["input"]) || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
+}
+
+/// A clause that only reads a state flag of an object (`self.interrupted`,
+/// `this.interrupt`), with no comparison and no call.
+fn flag_like(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    !clause.ordering
+        && !clause.equality
+        && !clause.membership
+        && clause.callees.is_empty()
+        && clause.idents.iter().any(|i| i == "self" || i == "this" || i.contains('.'))
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

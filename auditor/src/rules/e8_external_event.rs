@@ -56,6 +56,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("cancel") {
         return true;
     }
+    // An interrupt flag set by something outside the loop (not a person's
+    // keyboard: that is E6, judged before).
+    if view.has("interrupt")
+        && !view.clause.ordering
+        && view.clause.callees.is_empty()
+        && view.clause.idents.iter().any(|i| i == "self" || i == "this" || i.contains('.'))
+    {
+        return true;
+    }
     // `e.name === "AbortError"`.
     if view.any_literal(&["cancel"]) && (view.clause.equality || view.clause.membership) {
         return true;
@@ -69,7 +78,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if asked_by_hook && view.any(&["continue", "proceed"]) && !view.clause.ordering {
         return true;
     }
+    // (A stop condition or stopping function is a termination condition on
+    // the output: goal met.)
     if view.has("stop")
+        && !view.has("condition")
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
         && !view.has("reason")
         && !view.clause.ordering
