@@ -769,6 +769,9 @@ fn link_calls(facts: &mut Facts) {
 /// (`if self.should_stop():`), or reads a value made by one (`go_on =
 /// self._on_run_continue(); if not go_on:`): those checks judge it.
 fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&str>) -> bool {
+    if followed.is_empty() {
+        return false;
+    }
     if clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
         return true;
     }

@@ -264,14 +264,12 @@ impl Facts {
         self.return_sites.contains(&site.start)
     }
 
-    /// The innermost function whose range holds byte `at`.
+    /// The innermost function whose range holds byte `at`. Functions are
+    /// recorded in the walk's order (an outer one before those inside it),
+    /// so the innermost is the last one that starts before `at` and holds it.
     pub(crate) fn function_at(&self, at: usize) -> Option<usize> {
-        self.functions
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.range.contains(&at))
-            .min_by_key(|(_, f)| f.range.len())
-            .map(|(index, _)| index)
+        let before = self.functions.partition_point(|f| f.range.start <= at);
+        (0..before).rev().find(|&index| self.functions[index].range.contains(&at))
     }
 }
 
@@ -1842,7 +1840,10 @@ impl<'s, 't> Walker<'s, 't> {
         // Plain values may set some loop's flag from elsewhere (`stop()`
         // setting `self.running = False`): the engine matches them with the
         // loops' flags once every loop is known.
-        if plain_value && targets.len() == 1 && self.facts.flag_assigns.len() < 256 {
+        // Only a field or a module's name can be set by other code than the
+        // function that holds the loop; a local of some function cannot.
+        let settable_elsewhere = targets.len() == 1 && (targets[0].contains('.') || function.is_none());
+        if plain_value && settable_elsewhere && self.facts.flag_assigns.len() < 256 {
             let floor = self.innermost_function_frame();
             let guards = self.guard_clauses_above(floor);
             let mut words = canonical_words(&targets[0]);
@@ -2176,7 +2177,9 @@ impl<'s, 't> Walker<'s, 't> {
         let mut groups = self.guard_groups_above(floor);
         // `if reply.tool_calls: ...; continue` before the exit: it runs only
         // when that condition does not hold.
-        let skipped = self.skipping_guards(node, floor);
+        // Only an exit with no condition of its own is read through the
+        // `if ... continue` before it (the nearest guard decides anyway).
+        let skipped = if groups.is_empty() { self.skipping_guards(node, floor) } else { Vec::new() };
         let targets: Vec<usize> = if leaves_function {
             loops
                 .iter()

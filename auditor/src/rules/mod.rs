@@ -283,11 +283,14 @@ pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Opt
     if let Some(id) = classify(&own) {
         return Some(id);
     }
-    let mut expanded = ClauseView::new(provenance, clause, role, loop_id, true);
-    expanded.returns_value = returns_value;
-    if expanded.words.len() > own.words.len() {
-        if let Some(id) = classify(&expanded) {
-            return Some(id);
+    // The words of where its values come from, when it has any.
+    if clause.idents.iter().any(|ident| provenance.facts.aliases.contains_key(ident)) {
+        let mut expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+        expanded.returns_value = returns_value;
+        if expanded.words.len() > own.words.len() {
+            if let Some(id) = classify(&expanded) {
+                return Some(id);
+            }
         }
     }
     // A counter of events compared with a threshold counts what its guards
