@@ -638,6 +638,9 @@ struct Walker<'s, 't> {
     wrapping_tries: HashSet<usize>,
     /// The loop-condition clause of each loop flag, by `(loop, flag index)`.
     flag_clauses: HashMap<(usize, usize), usize>,
+    /// Loop flags set to their stopping value unconditionally in the loop's
+    /// body, by `(loop, flag index)`.
+    flag_resets: HashSet<(usize, usize)>,
     /// What each node kind of the grammar is, whether it names something
     /// and what it tells a clause, by kind id: matching strings for every
     /// node of a large file costs more than the rest of the walk.
@@ -707,6 +710,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         clause_memo: HashMap::default(),
         wrapping_tries: HashSet::default(),
         flag_clauses: HashMap::default(),
+        flag_resets: HashSet::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
         decorator_frames: 0,
@@ -1799,6 +1803,11 @@ impl<'s, 't> Walker<'s, 't> {
                     .map(|(index, (_, _, polarity))| (frame, id, index, *polarity == FlagPolarity::Truthy))
             })
             .collect();
+        // `should_continue = False` at the top of each pass, then `= True`
+        // only `if results:`: the loop ends when that guard does not hold.
+        if plain_value {
+            self.link_continue_assignments(&targets, value_text, node);
+        }
         for (frame, id, flag_index, runs_while_truthy) in flagged {
             self.facts.loops[id].exit_sites += 1;
             if let Some(&clause) = self.flag_clauses.get(&(id, flag_index)) {
@@ -1863,6 +1872,53 @@ impl<'s, 't> Walker<'s, 't> {
                 guards,
                 words_clause,
             });
+        }
+    }
+
+    /// For a loop flag reset to its stopping value on every pass: records
+    /// the reset, and links each later assignment of a going-on value to
+    /// the loop under its guards read negated.
+    fn link_continue_assignments(&mut self, targets: &[String], value_text: &str, node: Node<'t>) {
+        let loops: Vec<(usize, usize)> = self
+            .loops_of_current_function()
+            .rev()
+            .take(4)
+            .filter_map(|frame| match self.frames[*frame].role {
+                FrameRole::Loop(id) => Some((*frame, id)),
+                _ => None,
+            })
+            .collect();
+        for (frame, id) in loops {
+            let flags: Vec<(usize, bool)> = self
+                .facts
+                .loop_flags
+                .iter()
+                .enumerate()
+                .filter(|(_, (loop_id, flag, _))| *loop_id == id && targets.iter().any(|t| t == flag))
+                .map(|(index, (_, _, polarity))| (index, polarity.stops_on(value_text)))
+                .collect();
+            for (flag_index, stops) in flags {
+                let guards = self.guard_clauses_above(frame);
+                if stops && guards.is_empty() {
+                    self.flag_resets.insert((id, flag_index));
+                } else if !stops && self.flag_resets.contains(&(id, flag_index)) {
+                    self.facts.loops[id].exit_sites += 1;
+                    for clause in guards {
+                        let mut negated = self.facts.clauses[clause].clone();
+                        negated.negated = !negated.negated;
+                        let index = self.facts.clauses.len();
+                        self.facts.clauses.push(negated);
+                        self.facts.links.push(ExitLink {
+                            clause: index,
+                            role: Role::Guard,
+                            loop_id: id,
+                            site: node.byte_range(),
+                            via: None,
+                            depth: 0,
+                        });
+                    }
+                }
+            }
         }
     }
 

@@ -73,7 +73,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
         | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"
         | "terminal" | "sufficient" | "enough" => "done",
-        "pass" | "passed" | "passes" | "passing" | "green" | "correct" | "valid" => "pass",
+        "pass" | "passed" | "passes" | "passing" | "green" | "correct" | "valid" | "asserted" => "pass",
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
         | "suggestion" | "suggestions" | "complaint" | "complaints" | "critique" | "critiques"

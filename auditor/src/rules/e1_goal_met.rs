@@ -49,7 +49,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     // No tool calls left, or the model's own stop reason.
     if (view.has("tool") || view.has("function"))
-        && view.any(&["call", "calls", "use", "uses", "used", "using", "invocations", "requests"])
+        && view.any(&["call", "calls", "called", "use", "uses", "used", "using", "invocations", "requests"])
     {
         return true;
     }
@@ -58,6 +58,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && view.any_literal(&["use", "call", "calls"])
         && (clause.equality || clause.membership || !clause.callees.is_empty())
     {
+        return true;
+    }
+    // An assistant run that no longer requires action
+    // (`run.status != "requires_action"`).
+    if view.any_literal(&["requires", "required"]) && view.any_literal(&["action"]) && clause.equality {
         return true;
     }
     // The newest message is not a tool result (`last.Role != RoleTool`).
@@ -112,7 +117,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // The step reported that it ended the loop (`if (didEndLoop) break`).
-    if view.has("end") && view.has("loop") {
+    if view.any(&["end", "ends", "ended"])
+        && view.any(&["loop", "conversation", "chat", "session", "episode", "game", "dialog", "dialogue"])
+    {
         return true;
     }
     // An exit or finish action (`action.Exit`, `isinstance(a, ExitAction)`).
@@ -163,7 +170,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.this_pass
         && view.tests_nothing()
         && view.any(&["function", "func"])
-        && view.any(&["response", "responses", "result", "results", "parts"])
+        && view.any(&["response", "responses", "result", "results", "parts", "params", "args", "calls"])
     {
         return true;
     }
@@ -180,6 +187,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             "requests",
             "functions",
             "questions",
+            "queries",
             "subtasks",
             "action",
             "command",
@@ -226,6 +234,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // Every worker idle.
     if view.has("idle") {
+        return true;
+    }
+    // `while filepaths:` where this pass's reply made the list: until the
+    // model asks for nothing more.
+    if view.role == Role::LoopCondition
+        && view.this_pass
+        && !clause.negated
+        && !clause.ordering
+        && !clause.equality
+        && !clause.membership
+        && clause.callees.is_empty()
+    {
         return true;
     }
     // `while not result:`, `while (!state.answer)`: until there is an answer.

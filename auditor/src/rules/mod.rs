@@ -43,11 +43,18 @@ impl<'a> Provenance<'a> {
     }
 
     /// How a loop counts what `name` holds: `(every pass, failures only)`.
-    fn counts(&self, name: &str, loop_range: &std::ops::Range<usize>, body_start: usize) -> (bool, bool) {
+    fn counts(
+        &self,
+        name: &str,
+        idents: &[String],
+        loop_range: &std::ops::Range<usize>,
+        body_start: usize,
+    ) -> (bool, bool) {
         let Some(assigns) = self.counters.get(last_name(name)) else { return (false, false) };
         let inside: Vec<&&AssignFact> = assigns
             .iter()
             .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+            .filter(|a| same_receiver(a, idents))
             .collect();
         let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step).collect();
         // A counter set back to zero in the loop counts consecutive events
@@ -139,6 +146,20 @@ fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     })
 }
 
+/// Whether a counter that is a field (`result.tool_calls += 1`) is the one a
+/// clause reads: its receiver is among the clause's names (not
+/// `resp.tool_calls`, a field of the same name on another value).
+fn same_receiver(assign: &AssignFact, idents: &[String]) -> bool {
+    match assign.target.rsplit_once(['.', ':', '>']) {
+        Some((receiver, _)) => {
+            let receiver = receiver.trim_end_matches(['-', ':']);
+            let receiver = receiver.rsplit(['.', ':', '>']).next().unwrap_or(receiver);
+            idents.iter().any(|ident| ident == receiver)
+        }
+        None => true,
+    }
+}
+
 fn last_name(name: &str) -> &str {
     name.rsplit(['.', ':', '>']).next().unwrap_or(name).trim_start_matches('$')
 }
@@ -212,7 +233,8 @@ impl<'a> ClauseView<'a> {
                 }
             }
             if let Some(loop_fact) = loop_fact {
-                let (passes, failures) = provenance.counts(ident, &loop_fact.range, loop_fact.body_start);
+                let (passes, failures) =
+                    provenance.counts(ident, &clause.idents, &loop_fact.range, loop_fact.body_start);
                 pass_counter |= passes;
                 failure_counter |= failures;
                 counted |= provenance.counted(ident, &loop_fact.range);
