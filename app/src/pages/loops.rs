@@ -41,7 +41,17 @@ pub struct LoopView {
     pub run: Option<String>,
     pub state: Option<String>,
     pub exit: Option<String>,
+    /// A page of the run's rounds: its latest, or those before a round.
     pub rounds: Vec<RoundRow>,
+    /// The whole run for the chart, one bar per round or, in a long run,
+    /// per bucket of rounds.
+    pub chart: Vec<ChartBar>,
+    /// The rounds the run holds in all.
+    pub total_rounds: u32,
+    /// When older rounds exist: the round before which they lie.
+    pub older_before: Option<u32>,
+    /// Whether newer rounds than this page's exist (a page of older ones).
+    pub newer: bool,
     /// Operator controls the loop has not collected yet.
     pub pending_stop: bool,
     pub pending_steer: Option<String>,
@@ -73,6 +83,19 @@ pub struct DiffView {
     pub new: Vec<String>,
     pub resolved: Vec<String>,
     pub persisting: Vec<String>,
+}
+
+/// One bar of the chart: a round, or a bucket of rounds of a long run with
+/// its most findings, its worst class and how many of its rounds repeated a
+/// state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartBar {
+    pub first_round: u32,
+    pub last_round: u32,
+    pub blocking: u32,
+    pub other: u32,
+    pub class: String,
+    pub repeats: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,7 +228,7 @@ pub fn LoopPage() -> impl IntoView {
 /// The loop page below its title: drawn again whenever the data changes.
 fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let shown_run = data.run.clone();
-    let chart = convergence_chart(&data.rounds);
+    let chart = convergence_chart(&data.chart);
     let timeline = state_timeline(&data.rounds);
     let rows = data
         .rounds
@@ -306,6 +329,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                 </tbody>
             </table>
             <h2>"Rounds"</h2>
+            <RoundPager data=data.clone()/>
             <table class="data-table" data-testid="rounds">
                 <thead>
                     <tr>
@@ -325,6 +349,30 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
         </section>
     }
     .into_any()
+}
+
+/// Which rounds the table shows, and links to the pages around it.
+#[component]
+fn RoundPager(data: LoopView) -> impl IntoView {
+    let (first, last) = (data.rounds.first().map(|r| r.round), data.rounds.last().map(|r| r.round));
+    let base = format!(
+        "/loops/{}?team={}{}",
+        path_segment(&data.name),
+        path_segment(&data.team),
+        data.run.as_deref().map(|run| format!("&run={}", path_segment(run))).unwrap_or_default()
+    );
+    let older = data.older_before.map(|before| format!("{base}&before={before}"));
+    let latest = data.newer.then(|| base.clone());
+    view! {
+        <p class="muted" data-testid="round-page">
+            {match (first, last) {
+                (Some(first), Some(last)) => format!("Rounds {first}–{last} of {}. ", data.total_rounds),
+                _ => "No rounds yet. ".to_string(),
+            }}
+            {older.map(|href| view! { <a href=href rel="external" data-testid="older-rounds">"Older rounds"</a> " " })}
+            {latest.map(|href| view! { <a href=href rel="external" data-testid="latest-rounds">"Latest rounds"</a> })}
+        </p>
+    }
 }
 
 /// The difference between two rounds, with a plain GET form to pick them.
@@ -414,33 +462,60 @@ fn short(state: &str) -> String {
     state.chars().take(8).collect()
 }
 
-/// Repeated states collapse: `b740d1b7 ×5 → 9c2e0a11`.
+/// Repeated states collapse: `b740d1b7 ×5 → 9c2e0a11`, and a stretch that
+/// repeats a few states in turn folds into one group: `(a1 → b2) ×10`.
 pub fn state_timeline(rounds: &[RoundRow]) -> String {
-    let mut runs: Vec<(String, usize)> = Vec::new();
-    for round in rounds {
-        let state = short(&round.state);
-        match runs.last_mut() {
-            Some((last, count)) if *last == state => *count += 1,
-            _ => runs.push((state, 1)),
-        }
-    }
-    runs.into_iter()
-        .map(|(state, count)| if count > 1 { format!("{state} ×{count}") } else { state })
-        .collect::<Vec<_>>()
-        .join(" → ")
+    let states: Vec<String> = rounds.iter().map(|round| short(&round.state)).collect();
+    fold_states(&states)
 }
 
-/// The convergence chart as SVG: findings per round stacked by severity
-/// (blocking at the bottom), the blocking count as a line, a ring where a
-/// state repeated and a tick where the class changed. Built as text so the
-/// server draws it; every value in it is a number or a fixed word.
-pub fn convergence_chart(rounds: &[RoundRow]) -> String {
+/// The folding of [`state_timeline`] over plain strings.
+pub fn fold_states(states: &[String]) -> String {
+    let mut parts = Vec::new();
+    let mut index = 0;
+    while index < states.len() {
+        // The period (1 to 4 states) whose repetitions from here cover
+        // the most rounds; a period of one is a plain repeat.
+        let mut best = (1, 1);
+        for period in 1..=4 {
+            if index + period > states.len() {
+                break;
+            }
+            let block = &states[index..index + period];
+            let mut times = 1;
+            while index + (times + 1) * period <= states.len()
+                && &states[index + times * period..index + (times + 1) * period] == block
+            {
+                times += 1;
+            }
+            if times >= 2 && period * times > best.0 * best.1 {
+                best = (period, times);
+            }
+        }
+        let (period, times) = best;
+        let block = &states[index..index + period];
+        parts.push(match (period, times) {
+            (_, 1) => block[0].clone(),
+            (1, _) => format!("{} ×{times}", block[0]),
+            _ => format!("({}) ×{times}", block.join(" → ")),
+        });
+        index += period * times;
+    }
+    parts.join(" → ")
+}
+
+/// The convergence chart as SVG: findings per bar (a round, or a bucket of
+/// rounds of a long run) stacked as blocking and other, the blocking count
+/// as a line, a ring where a state repeated and a tick where the class
+/// changed. Built as text so the server draws it; every value in it is a
+/// number or a fixed word.
+pub fn convergence_chart(bars: &[ChartBar]) -> String {
     let (width, height, left, bottom, top) = (640.0_f64, 240.0_f64, 40.0_f64, 30.0_f64, 16.0_f64);
     let plot_h = height - bottom - top;
     let plot_w = width - left - 10.0;
-    let most = rounds.iter().map(|r| r.blocking + r.warnings + r.infos).max().unwrap_or(0).max(1);
-    let step = plot_w / rounds.len().max(1) as f64;
-    let bar = (step * 0.7).max(1.0);
+    let most = bars.iter().map(|bar| bar.blocking + bar.other).max().unwrap_or(0).max(1);
+    let step = plot_w / bars.len().max(1) as f64;
+    let bar_w = (step * 0.7).max(1.0);
     let y = |value: f64| top + plot_h - value / f64::from(most) * plot_h;
     let mut svg = format!(
         r#"<svg viewBox="0 0 {width} {height}" role="img" aria-label="Findings per round, stacked by severity, with the blocking count as a line" xmlns="http://www.w3.org/2000/svg">"#
@@ -452,52 +527,64 @@ pub fn convergence_chart(rounds: &[RoundRow]) -> String {
         tx = left - 4.0,
         ty = top + 4.0,
     ));
+    // Labels under at most a dozen bars.
+    let label_every = bars.len().div_ceil(12).max(1);
     let mut line = Vec::new();
     let mut previous_class: Option<&str> = None;
-    for (index, round) in rounds.iter().enumerate() {
-        let x = left + step * index as f64 + (step - bar) / 2.0;
+    for (index, bar) in bars.iter().enumerate() {
+        let x = left + step * index as f64 + (step - bar_w) / 2.0;
         let mut base = 0.0;
-        for (count, colour) in
-            [(round.blocking, "#9b1c1c"), (round.warnings, "#8a4b08"), (round.infos, "#3d4f8f")]
-        {
+        for (count, colour) in [(bar.blocking, "#9b1c1c"), (bar.other, "#8a4b08")] {
             if count > 0 {
                 let y0 = y(base);
                 let y1 = y(base + f64::from(count));
                 svg.push_str(&format!(
-                    r#"<rect x="{x:.1}" y="{y1:.1}" width="{bar:.1}" height="{:.1}" fill="{colour}"/>"#,
+                    r#"<rect x="{x:.1}" y="{y1:.1}" width="{bar_w:.1}" height="{:.1}" fill="{colour}"/>"#,
                     y0 - y1
                 ));
                 base += f64::from(count);
             }
         }
-        let cx = x + bar / 2.0;
-        line.push(format!("{cx:.1},{:.1}", y(f64::from(round.blocking))));
+        let rounds = if bar.first_round == bar.last_round {
+            format!("round {}", bar.first_round)
+        } else {
+            format!("rounds {}–{}", bar.first_round, bar.last_round)
+        };
+        let cx = x + bar_w / 2.0;
+        line.push(format!("{cx:.1},{:.1}", y(f64::from(bar.blocking))));
         svg.push_str(&format!(
-            r##"<circle cx="{cx:.1}" cy="{:.1}" r="3" fill="#1d232b"><title>round {}: {} blocking</title></circle>"##,
-            y(f64::from(round.blocking)),
-            round.round,
-            round.blocking
+            r##"<circle cx="{cx:.1}" cy="{:.1}" r="3" fill="#1d232b"><title>{rounds}: {} blocking, {}</title></circle>"##,
+            y(f64::from(bar.blocking)),
+            bar.blocking,
+            bar.class
         ));
-        if round.class == "fixed_point" || round.class == "cycle" {
+        if bar.repeats > 0 {
             svg.push_str(&format!(
-                r##"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="#1d232b" stroke-width="2"><title>state repeated</title></circle>"##,
-                y(f64::from(round.blocking))
+                r##"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="#1d232b" stroke-width="2"><title>{}</title></circle>"##,
+                y(f64::from(bar.blocking)),
+                if bar.repeats == 1 {
+                    "a state seen before".to_string()
+                } else {
+                    format!("a state seen before, in {} rounds", bar.repeats)
+                }
             ));
         }
-        if previous_class.is_some_and(|class| class != round.class) {
+        if previous_class.is_some_and(|class| class != bar.class) {
             svg.push_str(&format!(
                 r##"<line x1="{:.1}" y1="{top}" x2="{:.1}" y2="{}" stroke="#9a5b00" stroke-dasharray="3 3"><title>class changed</title></line>"##,
-                x - (step - bar) / 2.0,
-                x - (step - bar) / 2.0,
+                x - (step - bar_w) / 2.0,
+                x - (step - bar_w) / 2.0,
                 top + plot_h
             ));
         }
-        previous_class = Some(&round.class);
-        svg.push_str(&format!(
-            r#"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
-            height - bottom + 14.0,
-            round.round
-        ));
+        previous_class = Some(&bar.class);
+        if index % label_every == 0 {
+            svg.push_str(&format!(
+                r#"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
+                height - bottom + 14.0,
+                bar.first_round
+            ));
+        }
     }
     if !line.is_empty() {
         svg.push_str(&format!(
@@ -506,7 +593,7 @@ pub fn convergence_chart(rounds: &[RoundRow]) -> String {
         ));
     }
     svg.push_str(
-        r##"<g font-size="11"><rect x="50" y="2" width="10" height="10" fill="#9b1c1c"/><text x="64" y="11">blocking</text><rect x="130" y="2" width="10" height="10" fill="#8a4b08"/><text x="144" y="11">warning</text><rect x="205" y="2" width="10" height="10" fill="#3d4f8f"/><text x="219" y="11">info</text><text x="270" y="11">line: blocking · ring: state repeated · dashes: class changed</text></g></svg>"##,
+        r##"<g font-size="11"><rect x="50" y="2" width="10" height="10" fill="#9b1c1c"/><text x="64" y="11">blocking</text><rect x="130" y="2" width="10" height="10" fill="#8a4b08"/><text x="144" y="11">warning or info</text><text x="250" y="11">line: blocking · ring: state repeated · dashes: class changed</text></g></svg>"##,
     );
     svg
 }
@@ -557,7 +644,7 @@ mod live_stream {
             let picks: String = search
                 .trim_start_matches('?')
                 .split('&')
-                .filter(|pair| pair.starts_with("a=") || pair.starts_with("b=") || pair.starts_with("run="))
+                .filter(|pair| ["a=", "b=", "run=", "before="].iter().any(|name| pair.starts_with(name)))
                 .map(|pair| format!("&{pair}"))
                 .collect();
             format!("{base}/view.json?team={team}{picks}")
@@ -663,10 +750,37 @@ mod tests {
             round(4, "bbbbbbbb22", "fixed_point", 2),
         ];
         assert_eq!(state_timeline(&rounds), "aaaaaaaa → bbbbbbbb ×3");
-        let svg = convergence_chart(&rounds);
+        let bars: Vec<ChartBar> = rounds
+            .iter()
+            .map(|round| ChartBar {
+                first_round: round.round,
+                last_round: round.round,
+                blocking: round.blocking,
+                other: round.warnings + round.infos,
+                class: round.class.clone(),
+                repeats: u32::from(round.class == "fixed_point"),
+            })
+            .collect();
+        let svg = convergence_chart(&bars);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert_eq!(svg.matches("<title>state repeated</title>").count(), 2);
+        assert_eq!(svg.matches("<title>a state seen before</title>").count(), 2);
         assert_eq!(svg.matches("<title>class changed</title>").count(), 2);
-        assert_eq!(convergence_chart(&[]).matches("<rect").count(), 3, "an empty run draws the legend only");
+        assert_eq!(convergence_chart(&[]).matches("<rect").count(), 2, "an empty run draws the legend only");
+    }
+
+    fn fold(states: &str) -> String {
+        let states: Vec<String> = states.split_whitespace().map(str::to_string).collect();
+        fold_states(&states)
+    }
+
+    #[test]
+    fn timelines_fold_repeats_and_periods() {
+        assert_eq!(fold("a a a a a b"), "a ×5 → b");
+        assert_eq!(fold("a b a b a b a b"), "(a → b) ×4");
+        assert_eq!(fold("x a b c a b c y"), "x → (a → b → c) ×2 → y");
+        assert_eq!(fold("a b c d"), "a → b → c → d");
+        assert_eq!(fold(""), "");
+        // A plain repeat beats a period that covers less.
+        assert_eq!(fold("a a a a b a"), "a ×4 → b → a");
     }
 }

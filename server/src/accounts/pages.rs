@@ -5,7 +5,7 @@
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
-use app::pages::loops::{DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
+use app::pages::loops::{ChartBar, DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -17,7 +17,12 @@ use leptos::prelude::provide_context;
 use serde::Deserialize;
 
 use super::{Account, AccountsError, Team, TeamRole};
+use crate::loops::{RoundWindow, RoundsPage};
 use crate::web::{render_page, AppState};
+
+/// How many rounds the loop page shows at once (its table; the chart
+/// summarises the whole run).
+const PAGE_ROUNDS: u32 = 100;
 
 /// The team page's forms all post to the page's own address, so the answer
 /// (a notice, a token shown once) is the page at the address the browser
@@ -117,7 +122,10 @@ pub async fn load(
         let team = param("team");
         let pick = (param("a").and_then(|a| a.parse().ok()), param("b").and_then(|b| b.parse().ok()));
         let run = param("run");
-        if let Some(view) = loop_view(state, account, team.as_deref(), name, run.as_deref(), pick).await? {
+        let before = param("before").and_then(|before| before.parse().ok());
+        if let Some(view) =
+            loop_view(state, account, team.as_deref(), name, run.as_deref(), pick, before).await?
+        {
             extensions.insert(view);
         }
     } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
@@ -184,9 +192,10 @@ pub(super) async fn loop_view(
     name: &str,
     run: Option<&str>,
     pick: (Option<u32>, Option<u32>),
+    before: Option<u32>,
 ) -> Result<Option<LoopView>, AccountsError> {
     match loop_team(state, account, team, name).await? {
-        Some(team) => loop_view_of(state, &team, name, None, run, pick).await.map(Some),
+        Some(team) => loop_view_of(state, &team, name, None, run, pick, before).await.map(Some),
         None => Ok(None),
     }
 }
@@ -198,6 +207,7 @@ async fn loop_view_of(
     notice: Option<String>,
     run: Option<&str>,
     pick: (Option<u32>, Option<u32>),
+    before: Option<u32>,
 ) -> Result<LoopView, AccountsError> {
     let summary =
         state.store.team_loops(team.id).await.map_err(loops_error)?.into_iter().find(|l| l.name == name);
@@ -205,14 +215,45 @@ async fn loop_view_of(
         summary.map(|summary| (summary.pending.stop, summary.pending.steer)).unwrap_or((false, None));
     {
         let membership = team;
-        let history = match state.store.loop_history(membership.id, name, run, 0, 1000).await {
-            Ok(history) => history,
-            // An unknown run id shows the current run.
-            Err(_) if run.is_some() => {
-                state.store.loop_history(membership.id, name, None, 0, 1000).await.map_err(loops_error)?
-            }
-            Err(error) => return Err(loops_error(error)),
+        // A page of the run's latest rounds (or those before `before`):
+        // the page stays the same size however long the run.
+        let window = before.map_or(RoundWindow::Latest, RoundWindow::Before);
+        let history =
+            match state.store.loop_history_window(membership.id, name, run, window, PAGE_ROUNDS).await {
+                Ok(history) => history,
+                // An unknown run id shows the current run.
+                Err(_) if run.is_some() => state
+                    .store
+                    .loop_history_window(membership.id, name, None, window, PAGE_ROUNDS)
+                    .await
+                    .map_err(loops_error)?,
+                Err(error) => return Err(loops_error(error)),
+            };
+        let chart = match history.run.as_ref() {
+            Some(run) => state
+                .store
+                .run_chart(membership.id, name, &run.id)
+                .await
+                .map_err(loops_error)?
+                .into_iter()
+                .map(|point| ChartBar {
+                    first_round: point.first_round,
+                    last_round: point.last_round,
+                    blocking: point.blocking,
+                    other: point.other,
+                    class: point.class.as_str().to_string(),
+                    repeats: point.repeats,
+                })
+                .collect(),
+            None => Vec::new(),
         };
+        let page = history.page.unwrap_or(RoundsPage {
+            total: 0,
+            first: None,
+            last: None,
+            has_older: false,
+            has_newer: false,
+        });
         let rounds = history
             .rounds
             .iter()
@@ -258,6 +299,10 @@ async fn loop_view_of(
             state: history.run.as_ref().map(|run| run.state.clone()),
             exit: history.run.as_ref().and_then(|run| run.exit.clone()),
             rounds,
+            chart,
+            total_rounds: page.total,
+            older_before: page.first.filter(|_| page.has_older),
+            newer: page.has_newer,
             pending_stop,
             pending_steer,
             notice,
@@ -362,7 +407,7 @@ async fn loop_control(
         }
         Err(error) => return internal(loops_error(error)),
     };
-    match loop_view_of(&state, &team, &name, Some(notice), None, (None, None)).await {
+    match loop_view_of(&state, &team, &name, Some(notice), None, (None, None), None).await {
         Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
         Err(error) => internal(error),
     }

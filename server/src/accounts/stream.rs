@@ -43,6 +43,8 @@ pub struct LoopQuery {
     /// For clients that cannot set the header (the first connection of an
     /// EventSource never can).
     last_event_id: Option<i64>,
+    /// The page of rounds before this one (`view.json`).
+    before: Option<u32>,
 }
 
 /// What each `round` event carries.
@@ -97,7 +99,9 @@ pub async fn loop_view_json(
     };
     let run = query.run.as_deref();
     // (axum's `Path` has already percent-decoded the name.)
-    match loop_view(&state, &account, query.team.as_deref(), &name, run, (query.a, query.b)).await {
+    match loop_view(&state, &account, query.team.as_deref(), &name, run, (query.a, query.b), query.before)
+        .await
+    {
         Ok(Some(view)) => ([("cache-control", "no-store")], Json(view)).into_response(),
         Ok(None) => not_found(),
         Err(error) => {

@@ -183,7 +183,7 @@ async fn stored_rounds(
         let response = client
             .get(rounds_url.clone())
             .bearer_auth(token)
-            .query(&[("run", run), ("after", &after.to_string()), ("limit", "1000")])
+            .query(&[("run", run), ("after", &after.to_string())])
             .send()
             .await
             .map_err(|source| ConnectorError::Unreachable { url: rounds_url.to_string(), source })?;
@@ -215,7 +215,13 @@ async fn stored_rounds(
             .unwrap_or_default();
         let Some(&last) = numbers.last() else { return Ok(stored) };
         stored.extend(numbers.iter().copied());
-        if numbers.len() < 1000 {
+        // The server says whether a newer page exists (servers before
+        // paging did not: a page of fewer than 1,000 rounds was the last).
+        let more = match page["page"]["has_newer"].as_bool() {
+            Some(more) => more,
+            None => numbers.len() >= 1000,
+        };
+        if !more {
             return Ok(stored);
         }
         after = last;

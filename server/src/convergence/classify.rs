@@ -3,8 +3,9 @@
 //! The engine walks a run's rounds in order, remembering only what the next
 //! round is compared with: every state seen and the rounds that judged it,
 //! the previous round's finding sets, and the length of the current streak of
-//! rounds without progress. Classifying one round replays its history; the
-//! same walk classifies a whole run for the dashboard.
+//! rounds without progress. `classify_round` replays a round's history (the
+//! reference), `classify_next` starts the walk from what the store remembers
+//! of the run, and the same walk classifies a whole run for the dashboard.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -148,7 +149,7 @@ pub struct Classification {
 /// again, and still get the answer the first sending got.
 pub fn classify_round(history: &[RoundInput], current: &RoundInput, policy: &LoopPolicy) -> Classification {
     let earlier = in_round_order(history.iter().filter(|round| round.round < current.round));
-    let mut memory = RunMemory::default();
+    let mut memory = Walk::default();
     for round in earlier {
         memory.observe(round);
     }
@@ -159,8 +160,54 @@ pub fn classify_round(history: &[RoundInput], current: &RoundInput, policy: &Loo
 /// round is the one `classify_round` gives it against the rounds before it.
 /// The dashboard uses this to mark where the class changed.
 pub fn classify_run(rounds: &[RoundInput], policy: &LoopPolicy) -> Vec<Classification> {
-    let mut memory = RunMemory::default();
+    let mut memory = Walk::default();
     in_round_order(rounds.iter()).into_iter().map(|round| explain(&memory.observe(round), policy)).collect()
+}
+
+/// What classifying the next round of a run needs to know of the rounds
+/// before it: the previous round (its number, state, finding keys and
+/// streak) and the earlier rounds that judged the new round's state. A store
+/// reads these with two indexed lookups, so a round costs the same at round
+/// 10,000 as at round 10; [`classify_round`] over the whole history stays the
+/// reference that this must agree with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunMemory {
+    pub previous: Option<PreviousRound>,
+    /// The earlier rounds (below the new one) whose state equals the new
+    /// round's, in any order.
+    pub seen_at: Vec<u32>,
+}
+
+/// The round before the one being classified, as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreviousRound {
+    pub round: u32,
+    pub state: String,
+    pub findings: Vec<FindingKey>,
+    /// The previous round's `consecutive`: rounds in a row without progress,
+    /// ending with it.
+    pub consecutive: u32,
+}
+
+/// Classifies `current` from what the store remembers of its run: the same
+/// answer [`classify_round`] gives from the whole history.
+pub fn classify_next(memory: &RunMemory, current: &RoundInput, policy: &LoopPolicy) -> Classification {
+    let mut walk = Walk::default();
+    let mut seen_at: Vec<u32> =
+        memory.seen_at.iter().copied().filter(|&round| round < current.round).collect();
+    seen_at.sort_unstable();
+    seen_at.dedup();
+    if !seen_at.is_empty() {
+        walk.seen.insert(current.state.as_str(), seen_at);
+    }
+    if let Some(previous) = memory.previous.as_ref().filter(|previous| previous.round < current.round) {
+        walk.previous = Some(Previous {
+            state: previous.state.as_str(),
+            findings: FindingSets::of_keys(&previous.findings),
+        });
+        walk.streak = previous.consecutive;
+    }
+    explain(&walk.observe(current), policy)
 }
 
 /// A stable sort, so rounds that (against the contract) share a number keep
@@ -180,23 +227,27 @@ struct FindingSets<'a> {
 
 impl<'a> FindingSets<'a> {
     fn of(round: &'a RoundInput) -> Self {
-        let all: BTreeSet<&FindingKey> = round.findings.iter().collect();
+        Self::of_keys(&round.findings)
+    }
+
+    fn of_keys(keys: &'a [FindingKey]) -> Self {
+        let all: BTreeSet<&FindingKey> = keys.iter().collect();
         let blocking = all.iter().copied().filter(|key| key.is_blocking()).collect();
         FindingSets { blocking, all }
     }
 }
 
-struct PreviousRound<'a> {
+struct Previous<'a> {
     state: &'a str,
     findings: FindingSets<'a>,
 }
 
 /// What the walk over a run keeps between rounds.
 #[derive(Default)]
-struct RunMemory<'a> {
+struct Walk<'a> {
     /// Every state seen so far and the rounds that judged it, ascending.
     seen: HashMap<&'a str, Vec<u32>>,
-    previous: Option<PreviousRound<'a>>,
+    previous: Option<Previous<'a>>,
     /// Rounds in a row without progress, ending with the previous round.
     streak: u32,
 }
@@ -224,7 +275,7 @@ pub(super) struct Change {
     pub(super) resolved_blocking: usize,
 }
 
-impl<'a> RunMemory<'a> {
+impl<'a> Walk<'a> {
     /// Classifies `current` against what has been seen so far, then
     /// remembers it as the latest round.
     fn observe(&mut self, current: &'a RoundInput) -> Facts<'a> {
@@ -278,7 +329,7 @@ impl<'a> RunMemory<'a> {
             all: findings.all.len(),
             change,
         };
-        self.previous = Some(PreviousRound { state, findings });
+        self.previous = Some(Previous { state, findings });
         facts
     }
 }

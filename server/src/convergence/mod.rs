@@ -69,7 +69,11 @@
 //! [`classify_round`] takes the earlier rounds in any order and ignores
 //! those numbered at or above the current round, so the caller may pass the
 //! whole stored run. It replays the history each time, which is linear in
-//! the run's findings; [`classify_run`] classifies a whole run in one walk.
+//! the run's findings: it is the reference. [`classify_next`] gives the same
+//! answer from a [`RunMemory`] (the previous round and the earlier rounds of
+//! the same state), which the store reads with two indexed lookups, so
+//! ingest costs the same at every length of run; a property test holds the
+//! two together. [`classify_run`] classifies a whole run in one walk.
 
 mod classify;
 mod diff;
@@ -80,8 +84,8 @@ mod reason;
 mod tests;
 
 pub use classify::{
-    classify_round, classify_run, Advice, Bound, Class, Classification, LoopPolicy, Outcome, RoundInput,
-    UnknownWireName, DEFAULT_STALL_THRESHOLD,
+    classify_next, classify_round, classify_run, Advice, Bound, Class, Classification, LoopPolicy, Outcome,
+    PreviousRound, RoundInput, RunMemory, UnknownWireName, DEFAULT_STALL_THRESHOLD,
 };
 pub use diff::{diff_rounds, RoundDiff};
 pub use finding::{FindingKey, Severity, Target, TargetError};

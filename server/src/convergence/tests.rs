@@ -626,3 +626,63 @@ fn the_policy_defaults_to_a_threshold_of_two_and_no_ceiling() {
     assert_eq!(policy.stall_threshold, DEFAULT_STALL_THRESHOLD);
     assert_eq!(policy.max_rounds, None);
 }
+
+/// The incremental classification (what the store remembers: the previous
+/// round and the rounds of the same state) agrees with the reference replay
+/// of the whole history, round by round, over 10,000 random runs whose
+/// states come from a small alphabet (so fixed points and cycles occur) and
+/// whose findings are random subsets of a small pool, with random gaps in
+/// the round numbers and random policies.
+#[test]
+fn incremental_classification_matches_the_replay_on_random_runs() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed_f1ed);
+    let pool: Vec<FindingKey> = [
+        "B a.md:1 words",
+        "B a.md:2-4 links",
+        "B #budget:tokens spend",
+        "W a.md:9 style",
+        "W #tone voice",
+        "I b.md:3 note",
+        "B b.md:7 tests",
+    ]
+    .iter()
+    .map(|spec| finding(spec))
+    .collect();
+    let mut rounds_checked = 0;
+    for _ in 0..10_000 {
+        let policy = LoopPolicy {
+            stall_threshold: rng.random_range(0..4),
+            max_rounds: if rng.random_bool(0.3) { Some(rng.random_range(1..30)) } else { None },
+        };
+        let alphabet = rng.random_range(1..5);
+        let length = rng.random_range(1..25);
+        let mut history: Vec<RoundInput> = Vec::new();
+        let mut memory_previous: Option<PreviousRound> = None;
+        let mut states: std::collections::HashMap<String, Vec<u32>> = std::collections::HashMap::new();
+        let mut number = 0;
+        for _ in 0..length {
+            number += rng.random_range(1..3);
+            let state = format!("s{}", rng.random_range(0..alphabet));
+            let findings: Vec<FindingKey> = pool.iter().filter(|_| rng.random_bool(0.35)).cloned().collect();
+            let current = RoundInput { round: number, state: state.clone(), findings };
+            let expected = classify_round(&history, &current, &policy);
+            let memory = RunMemory {
+                previous: memory_previous.clone(),
+                seen_at: states.get(&state).cloned().unwrap_or_default(),
+            };
+            let got = classify_next(&memory, &current, &policy);
+            assert_eq!(got, expected, "round {number} of {history:?}\nthen {current:?}\npolicy {policy:?}");
+            states.entry(state.clone()).or_default().push(number);
+            memory_previous = Some(PreviousRound {
+                round: number,
+                state,
+                findings: current.findings.clone(),
+                consecutive: got.consecutive,
+            });
+            history.push(current);
+            rounds_checked += 1;
+        }
+    }
+    assert!(rounds_checked > 100_000, "{rounds_checked} rounds checked");
+}

@@ -12,8 +12,12 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::queries::MAX_HISTORY_ROUNDS;
+
+/// The largest `limit` the rounds API accepts (the page size of version 1's
+/// first answers); larger pages are cut to [`MAX_HISTORY_ROUNDS`].
+const ACCEPTED_LIMIT: u32 = 1000;
 use super::wire::{validate_loop_name, Heartbeat, RoundReport, MAX_RUN_CHARS, MAX_STATE_CHARS};
-use super::{LoopHistory, LoopsError, RoundAnswer};
+use super::{LoopHistory, LoopsError, RoundAnswer, RoundWindow};
 use crate::accounts::TokenIdentity;
 use crate::config::Config;
 use crate::live::LiveEvents;
@@ -104,7 +108,7 @@ async fn get_rounds(
     Path(loop_name): Path<String>,
     Query(params): Query<HashMap<String, String>>,
     headers: HeaderMap,
-) -> Result<Json<LoopHistory>, LoopsError> {
+) -> Result<Json<HistoryAnswer>, LoopsError> {
     let identity = authenticate(&store, &headers).await?;
     validate_loop_name(&loop_name)?;
     let run = params.get("run").map(String::as_str).filter(|run| !run.is_empty());
@@ -114,26 +118,75 @@ async fn get_rounds(
             format!("run must be at most {MAX_RUN_CHARS} characters"),
         ));
     }
-    let after = match params.get("after") {
-        None => 0,
-        Some(text) => text
-            .parse::<u32>()
-            .map_err(|_| LoopsError::invalid(Some("after"), "after must be a non-negative integer"))?,
+    let number = |name: &'static str| -> Result<Option<u32>, LoopsError> {
+        params
+            .get(name)
+            .map(|text| {
+                text.parse::<u32>().map_err(|_| {
+                    LoopsError::invalid(Some(name), format!("{name} must be a non-negative integer"))
+                })
+            })
+            .transpose()
     };
+    let window = match (number("after")?, number("before")?) {
+        (Some(_), Some(_)) => {
+            return Err(LoopsError::invalid(Some("before"), "give after or before, not both"));
+        }
+        (Some(after), None) => RoundWindow::After(after),
+        (None, Some(before)) => RoundWindow::Before(before),
+        (None, None) => RoundWindow::After(0),
+    };
+    // A page holds at most MAX_HISTORY_ROUNDS rounds. Clients written when
+    // pages held 1,000 may still ask for up to 1,000: they get a full page
+    // and the link to the next one, not an error.
     let limit = match params.get("limit") {
         None => MAX_HISTORY_ROUNDS,
-        Some(text) => {
-            text.parse::<u32>().ok().filter(|limit| (1..=MAX_HISTORY_ROUNDS).contains(limit)).ok_or_else(
-                || {
-                    LoopsError::invalid(
-                        Some("limit"),
-                        format!("limit must be between 1 and {MAX_HISTORY_ROUNDS}"),
-                    )
-                },
-            )?
-        }
+        Some(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|limit| (1..=ACCEPTED_LIMIT).contains(limit))
+            .ok_or_else(|| {
+                LoopsError::invalid(
+                    Some("limit"),
+                    format!("limit must be between 1 and {ACCEPTED_LIMIT} (a page holds at most {MAX_HISTORY_ROUNDS})"),
+                )
+            })?
+            .min(MAX_HISTORY_ROUNDS),
     };
-    Ok(Json(store.loop_history(identity.team_id, &loop_name, run, after, limit).await?))
+    let history = store.loop_history_window(identity.team_id, &loop_name, run, window, limit).await?;
+    let links = page_links(&loop_name, &history, limit);
+    Ok(Json(HistoryAnswer { history, links }))
+}
+
+/// A page of a run's rounds with the addresses of the pages around it.
+#[derive(Debug, serde::Serialize)]
+struct HistoryAnswer {
+    #[serde(flatten)]
+    history: LoopHistory,
+    links: PageLinks,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct PageLinks {
+    /// The page of rounds before this one, if any.
+    older: Option<String>,
+    /// The page of rounds after this one, if any.
+    newer: Option<String>,
+}
+
+fn page_links(loop_name: &str, history: &LoopHistory, limit: u32) -> PageLinks {
+    let (Some(run), Some(page)) = (history.run.as_ref(), history.page.as_ref()) else {
+        return PageLinks { older: None, newer: None };
+    };
+    let base = format!(
+        "/api/v1/loops/{}/rounds?run={}&limit={limit}",
+        app::pages::loops::path_segment(loop_name),
+        app::pages::loops::path_segment(&run.id)
+    );
+    PageLinks {
+        older: page.first.filter(|_| page.has_older).map(|first| format!("{base}&before={first}")),
+        newer: page.last.filter(|_| page.has_newer).map(|last| format!("{base}&after={last}")),
+    }
 }
 
 async fn get_state(

@@ -7,12 +7,12 @@ use serde::{Deserialize, Serialize};
 use sqlx::{Any, Transaction};
 
 use super::db::{args, Arg, RoundDb, SqlxDb};
-use super::recent::{KeptHistory, RecentHistories};
 use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::{Finding, RoundReport};
 use super::LoopsError;
 use crate::convergence::{
-    classify_round, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, RoundInput, Severity, Target,
+    classify_next, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, PreviousRound, RunMemory, Severity,
+    Target,
 };
 use crate::store::{now_millis, Backend, Store, StoreError};
 
@@ -70,8 +70,6 @@ pub struct RoundEvent {
 pub struct Ingested {
     pub answer: RoundAnswer,
     pub event: Option<RoundEvent>,
-    /// The run's history with this round, to keep once it commits.
-    pub(super) kept: Option<KeptHistory>,
 }
 
 struct RunRow {
@@ -293,14 +291,10 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        let recent = &self.ingest_state().recent;
         let mut db = SqlxDb { tx: &mut tx };
-        let mut ingested = store_round(&mut db, recent, team, loop_name, report, now).await?;
+        let ingested = store_round(&mut db, team, loop_name, report, now).await?;
         if ingested.event.is_some() {
             tx.commit().await?;
-            if let Some(kept) = ingested.kept.take() {
-                recent.keep(kept);
-            }
         } else {
             // A replay wrote nothing worth keeping.
             tx.rollback().await?;
@@ -322,7 +316,6 @@ pub(crate) enum RoundTeam {
 /// statements before it may have run.
 pub(super) async fn store_round(
     db: &mut impl RoundDb,
-    recent: &RecentHistories,
     team: &RoundTeam,
     loop_name: &str,
     report: &RoundReport,
@@ -419,7 +412,7 @@ pub(super) async fn store_round(
             match stored_hash {
                 Some(hash) if hash == body_hash => {
                     let answer = stored_answer(db, &run, report.round).await?;
-                    return Ok(Ingested { answer, event: None, kept: None });
+                    return Ok(Ingested { answer, event: None });
                 }
                 // Without a run id, round 1 again means the loop started
                 // over: a new run, whatever the old one holds.
@@ -461,20 +454,18 @@ pub(super) async fn store_round(
         None => start_run(db, loop_id, report.run.as_deref(), now).await?,
     };
 
-    // A run that has just started has nothing to replay.
-    let history: Vec<RoundInput> = if run.last_round == 0 {
-        Vec::new()
-    } else if let Some(history) = recent.take(run.id, run.last_round) {
-        history
-    } else {
-        load_history(db, run.id).await?
-    };
+    // What the classification needs of the run so far: its previous round
+    // and the earlier rounds of this round's state, read by index, so that
+    // a round costs the same however long the run (a run that has just
+    // started has nothing to read).
+    let memory =
+        if run.last_round == 0 { RunMemory::default() } else { load_memory(db, &run, report).await? };
     let policy = LoopPolicy {
         stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
         max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
     };
     let current = report.engine_input();
-    let classification = classify_round(&history, &current, &policy);
+    let classification = classify_next(&memory, &current, &policy);
     let operator = OperatorNote { stop: pending_stop != 0, steer: pending_steer };
 
     let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
@@ -632,10 +623,7 @@ pub(super) async fn store_round(
         consecutive: classification.consecutive,
         bound: classification.bound,
     };
-    let mut rounds = history;
-    rounds.push(current);
-    let kept = KeptHistory { run_id: run.id, last_round: i64::from(report.round), rounds };
-    Ok(Ingested { answer, event: Some(event), kept: Some(kept) })
+    Ok(Ingested { answer, event: Some(event) })
 }
 
 /// The loop's row after its upsert, with the round's run when the upsert
@@ -654,58 +642,69 @@ struct UpsertedLoop {
     token: Option<(i64, Option<i64>)>,
 }
 
-/// The run's stored rounds as the engine sees them. Each round carries its
-/// finding keys as JSON, so this reads one row per round; rounds stored
-/// before that column existed have their keys read from `findings`.
-async fn load_history(db: &mut impl RoundDb, run_id: i64) -> Result<Vec<RoundInput>, StoreError> {
-    let rows = db
-        .rows(
-            "SELECT round, state_digest, finding_keys FROM rounds WHERE run_id = $1 ORDER BY round",
-            args![run_id],
-            |row| Ok((row.req_int(0)?, row.req_text(1)?, row.text(2)?)),
+/// What classifying `report` needs of its run: the round before it (its
+/// state, finding keys and streak) and the earlier rounds that judged the
+/// same state. Two lookups by index (`UNIQUE (run_id, round)` and
+/// `rounds_by_run_state`), whatever the length of the run. Rounds stored
+/// before `finding_keys` existed have their keys read from `findings`.
+async fn load_memory(
+    db: &mut impl RoundDb,
+    run: &RunRow,
+    report: &RoundReport,
+) -> Result<RunMemory, StoreError> {
+    let round = i64::from(report.round);
+    let previous = db
+        .optional(
+            "SELECT id, round, state_digest, finding_keys, consecutive FROM rounds \
+             WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+            args![run.id, round],
+            |row| Ok((row.req_int(0)?, row.req_int(1)?, row.req_text(2)?, row.text(3)?, row.req_int(4)?)),
         )
         .await?;
-    let mut history = Vec::with_capacity(rows.len());
-    let mut legacy = false;
-    for (number, state, keys) in rows {
-        let findings = match keys.as_deref().map(serde_json::from_str::<Vec<FindingKey>>) {
-            Some(Ok(findings)) => findings,
-            _ => {
-                legacy = true;
-                Vec::new()
-            }
-        };
-        history.push(RoundInput { round: line_number(number), state, findings });
-    }
-    if legacy {
-        let rows = db
-            .rows(
-                "SELECT r.round, f.target_path, f.start_line, f.end_line, f.target_id, f.severity, f.criterion \
-                 FROM rounds r JOIN findings f ON f.round_id = r.id \
-                 WHERE r.run_id = $1 AND r.finding_keys IS NULL ORDER BY r.round, f.position",
-                args![run_id],
-                |row| {
-                    Ok((
-                        row.req_int(0)?,
-                        row.text(1)?,
-                        row.int(2)?,
-                        row.int(3)?,
-                        row.text(4)?,
-                        row.req_text(5)?,
-                        row.req_text(6)?,
-                    ))
-                },
-            )
-            .await?;
-        for (number, path, start_line, end_line, id, severity, criterion) in rows {
-            let number = line_number(number);
-            if let Some(round) = history.iter_mut().find(|round| round.round == number) {
-                let target = target_from_columns(path, start_line, end_line, id);
-                round.findings.push(FindingKey::new(target, severity_from_column(&severity), criterion));
-            }
+    let previous = match previous {
+        Some((id, number, state, keys, consecutive)) => {
+            let findings = match keys.as_deref().map(serde_json::from_str::<Vec<FindingKey>>) {
+                Some(Ok(findings)) => findings,
+                _ => legacy_finding_keys(db, id).await?,
+            };
+            Some(PreviousRound {
+                round: line_number(number),
+                state,
+                findings,
+                consecutive: u32::try_from(consecutive.max(0)).unwrap_or(u32::MAX),
+            })
         }
-    }
-    Ok(history)
+        None => None,
+    };
+    let seen_at = db
+        .rows(
+            "SELECT round FROM rounds WHERE run_id = $1 AND state_digest = $2 AND round < $3 ORDER BY round",
+            args![run.id, &report.state, round],
+            |row| Ok(line_number(row.req_int(0)?)),
+        )
+        .await?;
+    Ok(RunMemory { previous, seen_at })
+}
+
+/// The finding keys of a round stored before its `finding_keys` column.
+async fn legacy_finding_keys(db: &mut impl RoundDb, round_id: i64) -> Result<Vec<FindingKey>, StoreError> {
+    let rows = db
+        .rows(
+            "SELECT target_path, start_line, end_line, target_id, severity, criterion \
+             FROM findings WHERE round_id = $1 ORDER BY position",
+            args![round_id],
+            |row| {
+                Ok((row.text(0)?, row.int(1)?, row.int(2)?, row.text(3)?, row.req_text(4)?, row.req_text(5)?))
+            },
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(path, start_line, end_line, id, severity, criterion)| {
+            let target = target_from_columns(path, start_line, end_line, id);
+            FindingKey::new(target, severity_from_column(&severity), criterion)
+        })
+        .collect())
 }
 
 /// The answer a stored round was given, rebuilt from its row.

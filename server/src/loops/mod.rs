@@ -43,7 +43,6 @@ mod error;
 mod http;
 mod ingest;
 mod queries;
-mod recent;
 mod sweeper;
 mod wire;
 mod writer;
@@ -52,18 +51,17 @@ pub use error::LoopsError;
 pub use http::router;
 pub use ingest::{OperatorNote, RoundAnswer, RoundEvent};
 pub use queries::{
-    BlockedState, HistoryFinding, HistoryRound, LoopHistory, LoopSettings, LoopSummary, RunSummary,
-    StateSighting,
+    bucket_chart, BlockedState, ChartPoint, HistoryFinding, HistoryRound, LoopHistory, LoopSettings,
+    LoopSummary, RoundWindow, RoundsPage, RunSummary, StateSighting, CHART_POINTS, MAX_HISTORY_ROUNDS,
 };
 pub use sweeper::{spawn_lost_run_sweeper, sweep_lost_runs, LOST_SWEEP_EVERY};
 pub use wire::{validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, Spent};
 
 /// What the ingest path keeps between rounds, one per store: SQLite's
-/// writer of rounds and the histories of recently written runs.
+/// writer of rounds.
 #[derive(Default)]
 pub struct IngestState {
     pub(crate) writer: Option<writer::SqliteWriter>,
-    pub(crate) recent: std::sync::Arc<recent::RecentHistories>,
 }
 
 impl IngestState {
@@ -77,9 +75,8 @@ impl IngestState {
                 problem: "an in-memory SQLite database is not supported: name a database file",
             });
         }
-        let recent = std::sync::Arc::new(recent::RecentHistories::default());
-        let writer = writer::SqliteWriter::start(path, recent.clone())?;
-        Ok(IngestState { writer: Some(writer), recent })
+        let writer = writer::SqliteWriter::start(path)?;
+        Ok(IngestState { writer: Some(writer) })
     }
 }
 

@@ -12,8 +12,50 @@ use super::LoopsError;
 use crate::convergence::{Advice, Class, FindingKey, Outcome};
 use crate::store::{now_millis, Store};
 
-/// The most rounds one history request returns.
-pub const MAX_HISTORY_ROUNDS: u32 = 1000;
+/// The most rounds one history request returns: a long run is read a page
+/// at a time (`after` for the next, `before` for the previous).
+pub const MAX_HISTORY_ROUNDS: u32 = 500;
+
+/// Which rounds of a run a history page holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoundWindow {
+    /// The first `limit` rounds numbered above this one (0: from the start).
+    After(u32),
+    /// The last `limit` rounds numbered below this one.
+    Before(u32),
+    /// The run's last `limit` rounds.
+    Latest,
+}
+
+/// Where a page of rounds sits in its run, for the links to its neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoundsPage {
+    /// The rounds the run holds in all.
+    pub total: u32,
+    /// The first and last round of this page (absent when it is empty).
+    pub first: Option<u32>,
+    pub last: Option<u32>,
+    /// Whether rounds come before `first` and after `last`.
+    pub has_older: bool,
+    pub has_newer: bool,
+}
+
+/// One point of a run's chart: a round, or a bucket of rounds in a long run
+/// (every round up to [`CHART_POINTS`], then buckets that keep each one's
+/// worst class, its most findings and whether a state repeated in it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChartPoint {
+    pub first_round: u32,
+    pub last_round: u32,
+    pub blocking: u32,
+    pub other: u32,
+    pub class: Class,
+    /// Rounds of the point that were a fixed point or a cycle.
+    pub repeats: u32,
+}
+
+/// How many points a run's chart has at most.
+pub const CHART_POINTS: usize = 120;
 
 /// Why a run is blocked, as stored.
 pub type BlockedState = Blocked;
@@ -61,13 +103,15 @@ pub struct HistoryRound {
     pub created_at: i64,
 }
 
-/// `GET .../rounds`: one run of a loop and its rounds.
+/// `GET .../rounds`: one run of a loop and a page of its rounds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoopHistory {
     #[serde(rename = "loop")]
     pub loop_name: String,
     pub run: Option<RunSummary>,
     pub rounds: Vec<HistoryRound>,
+    /// Where the page sits in the run (absent when the loop has no run).
+    pub page: Option<RoundsPage>,
 }
 
 /// One round that judged a given state.
@@ -164,6 +208,19 @@ impl Store {
         after: u32,
         limit: u32,
     ) -> Result<LoopHistory, LoopsError> {
+        self.loop_history_window(team_id, loop_name, run, RoundWindow::After(after), limit).await
+    }
+
+    /// A page of a run's rounds, chosen by `window`, at most
+    /// [`MAX_HISTORY_ROUNDS`] of them, in round order.
+    pub async fn loop_history_window(
+        &self,
+        team_id: i64,
+        loop_name: &str,
+        run: Option<&str>,
+        window: RoundWindow,
+        limit: u32,
+    ) -> Result<LoopHistory, LoopsError> {
         let loop_id = self.existing_loop(team_id, loop_name).await?;
         let run_row: Option<(i64, RunColumns)> = match run {
             Some(key) => self.run_row("loop_id = $1 AND run_key = $2", loop_id, Some(key)).await?,
@@ -174,11 +231,74 @@ impl Store {
         let Some((run_id, columns)) = run_row else {
             return match run {
                 Some(key) => Err(LoopsError::NoSuchRun(key.to_string())),
-                None => Ok(LoopHistory { loop_name: loop_name.to_string(), run: None, rounds: Vec::new() }),
+                None => Ok(LoopHistory {
+                    loop_name: loop_name.to_string(),
+                    run: None,
+                    rounds: Vec::new(),
+                    page: None,
+                }),
             };
         };
-        let rounds = self.rounds_of_run(run_id, after, limit.clamp(1, MAX_HISTORY_ROUNDS)).await?;
-        Ok(LoopHistory { loop_name: loop_name.to_string(), run: Some(run_summary(columns)), rounds })
+        let rounds = self.rounds_of_run(run_id, window, limit.clamp(1, MAX_HISTORY_ROUNDS)).await?;
+        let page = self.rounds_page(run_id, &rounds).await?;
+        Ok(LoopHistory {
+            loop_name: loop_name.to_string(),
+            run: Some(run_summary(columns)),
+            rounds,
+            page: Some(page),
+        })
+    }
+
+    /// How many rounds the run holds and whether any lie around `rounds`.
+    async fn rounds_page(&self, run_id: i64, rounds: &[HistoryRound]) -> Result<RoundsPage, LoopsError> {
+        let (total, lowest, highest): (i64, Option<i64>, Option<i64>) =
+            sqlx::query_as("SELECT COUNT(*), MIN(round), MAX(round) FROM rounds WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_one(self.pool())
+                .await?;
+        let first = rounds.first().map(|round| round.round);
+        let last = rounds.last().map(|round| round.round);
+        Ok(RoundsPage {
+            total: to_u32(total),
+            first,
+            last,
+            has_older: first.zip(lowest).is_some_and(|(first, lowest)| i64::from(first) > lowest),
+            has_newer: last.zip(highest).is_some_and(|(last, highest)| i64::from(last) < highest),
+        })
+    }
+
+    /// The chart of a run: one point per round up to [`CHART_POINTS`], else
+    /// buckets of consecutive rounds. Reads one small row per round.
+    pub async fn run_chart(
+        &self,
+        team_id: i64,
+        loop_name: &str,
+        run: &str,
+    ) -> Result<Vec<ChartPoint>, LoopsError> {
+        let loop_id = self.existing_loop(team_id, loop_name).await?;
+        let rows: Vec<(i64, String, i64, i64)> = sqlx::query_as(
+            "SELECT r.round, r.class, r.blocking_count, r.finding_count FROM rounds r \
+             JOIN runs ON runs.id = r.run_id WHERE runs.loop_id = $1 AND runs.run_key = $2 ORDER BY r.round",
+        )
+        .bind(loop_id)
+        .bind(run)
+        .fetch_all(self.pool())
+        .await?;
+        let points: Vec<ChartPoint> = rows
+            .into_iter()
+            .filter_map(|(round, class, blocking, all)| {
+                let class: Class = class.parse().ok()?;
+                Some(ChartPoint {
+                    first_round: to_u32(round),
+                    last_round: to_u32(round),
+                    blocking: to_u32(blocking),
+                    other: to_u32(all - blocking),
+                    repeats: u32::from(matches!(class, Class::FixedPoint | Class::Cycle)),
+                    class,
+                })
+            })
+            .collect();
+        Ok(bucket_chart(points, CHART_POINTS))
     }
 
     async fn run_row(
@@ -214,9 +334,45 @@ impl Store {
     async fn rounds_of_run(
         &self,
         run_id: i64,
-        after: u32,
+        window: RoundWindow,
         limit: u32,
     ) -> Result<Vec<HistoryRound>, LoopsError> {
+        // The page's range of round numbers first (by the run's index),
+        // then its rows and findings by that range.
+        let (low, high) = match window {
+            RoundWindow::After(after) => (i64::from(after) + 1, i64::MAX),
+            RoundWindow::Before(before) => (0, i64::from(before) - 1),
+            RoundWindow::Latest => (0, i64::MAX),
+        };
+        let numbers: Vec<(i64,)> = match window {
+            RoundWindow::After(_) => {
+                sqlx::query_as(
+                    "SELECT round FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round LIMIT $4",
+                )
+                .bind(run_id)
+                .bind(low)
+                .bind(high)
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+            RoundWindow::Before(_) | RoundWindow::Latest => {
+                sqlx::query_as(
+                    "SELECT round FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 \
+                     ORDER BY round DESC LIMIT $4",
+                )
+                .bind(run_id)
+                .bind(low)
+                .bind(high)
+                .bind(i64::from(limit))
+                .fetch_all(self.pool())
+                .await?
+            }
+        };
+        let (Some(from), Some(to)) = (numbers.iter().map(|n| n.0).min(), numbers.iter().map(|n| n.0).max())
+        else {
+            return Ok(Vec::new());
+        };
         #[allow(clippy::type_complexity)]
         let rows: Vec<(
             i64,
@@ -236,22 +392,22 @@ impl Store {
         )> = sqlx::query_as(
             "SELECT id, round, state_digest, class, outcome, advice, reason, seen_at, period, consecutive, \
              bound_max_rounds, blocking_count, spent_tokens, spent_usd FROM rounds \
-             WHERE run_id = $1 AND round > $2 ORDER BY round LIMIT $3",
+             WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
         )
         .bind(run_id)
-        .bind(i64::from(after))
-        .bind(i64::from(limit))
+        .bind(from)
+        .bind(to)
         .fetch_all(self.pool())
         .await?;
         #[allow(clippy::type_complexity)]
         let extras: Vec<(i64, Option<f64>, Option<String>, Option<String>, Option<String>, i64, Option<String>, i64)> =
             sqlx::query_as(
                 "SELECT id, spent_seconds, exit, error_code, error_body, operator_stop, operator_steer, created_at \
-                 FROM rounds WHERE run_id = $1 AND round > $2 ORDER BY round LIMIT $3",
+                 FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
             )
             .bind(run_id)
-            .bind(i64::from(after))
-            .bind(i64::from(limit))
+            .bind(from)
+            .bind(to)
             .fetch_all(self.pool())
             .await?;
         let first_round = rows.first().map(|row| row.1).unwrap_or(0);
@@ -604,5 +760,45 @@ impl Store {
         heartbeat: &Heartbeat,
     ) -> Result<RunSummary, LoopsError> {
         self.heartbeat_at(team_id, loop_name, heartbeat, now_millis()).await
+    }
+}
+
+/// Folds a run's per-round points into at most `width` points: consecutive
+/// rounds share a bucket, which keeps the most findings of any of its
+/// rounds, its worst class and how many of its rounds repeated a state, so
+/// a wedged stretch or a cycle stays visible in a run of 10,000 rounds.
+pub fn bucket_chart(points: Vec<ChartPoint>, width: usize) -> Vec<ChartPoint> {
+    if points.len() <= width || width == 0 {
+        return points;
+    }
+    let size = points.len().div_ceil(width);
+    points
+        .chunks(size)
+        .map(|chunk| {
+            let mut bucket = chunk[0].clone();
+            for point in &chunk[1..] {
+                bucket.last_round = point.last_round;
+                bucket.blocking = bucket.blocking.max(point.blocking);
+                bucket.other = bucket.other.max(point.other);
+                bucket.repeats += point.repeats;
+                if severity_of(point.class) > severity_of(bucket.class) {
+                    bucket.class = point.class;
+                }
+            }
+            bucket
+        })
+        .collect()
+}
+
+/// How much a class asks for attention, for a bucket's worst one.
+fn severity_of(class: Class) -> u8 {
+    match class {
+        Class::FixedPoint | Class::Cycle => 7,
+        Class::Thrashing => 6,
+        Class::Stalled => 5,
+        Class::Regressing => 4,
+        Class::First => 2,
+        Class::Converging => 1,
+        Class::Done => 0,
     }
 }

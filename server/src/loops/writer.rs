@@ -29,13 +29,11 @@
 
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
 use super::db::{run_now, SqliteDb};
 use super::ingest::{store_round, Ingested, RoundTeam};
-use super::recent::RecentHistories;
 use super::wire::RoundReport;
 use super::LoopsError;
 use crate::store::StoreError;
@@ -66,7 +64,7 @@ pub(crate) struct SqliteWriter {
 impl SqliteWriter {
     /// Opens a connection on the database file `path` and starts the
     /// thread that writes rounds through it.
-    pub(crate) fn start(path: &Path, recent: Arc<RecentHistories>) -> Result<SqliteWriter, StoreError> {
+    pub(crate) fn start(path: &Path) -> Result<SqliteWriter, StoreError> {
         let connection = open(path)?;
         let (jobs, queue) = mpsc::channel::<Job>();
         std::thread::Builder::new()
@@ -81,7 +79,7 @@ impl SqliteWriter {
                         }
                     }
                     let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        write_batch(&connection, &recent, batch)
+                        write_batch(&connection, batch)
                     }));
                     if written.is_err() {
                         // A bug, not bad input: the batch's senders were
@@ -91,7 +89,6 @@ impl SqliteWriter {
                         if !connection.is_autocommit() {
                             let _ = connection.execute_batch("ROLLBACK");
                         }
-                        recent.clear();
                     }
                 }
             })
@@ -138,8 +135,8 @@ fn run(connection: &rusqlite::Connection, sql: &str) -> Result<(), StoreError> {
 
 /// Writes `batch` in one transaction, each round in a savepoint of its
 /// own, and answers every round.
-fn write_batch(connection: &rusqlite::Connection, recent: &RecentHistories, batch: Vec<Job>) {
-    let results = match write_together(connection, recent, &batch) {
+fn write_batch(connection: &rusqlite::Connection, batch: Vec<Job>) {
+    let results = match write_together(connection, &batch) {
         Ok(results) => results,
         Err(error) => {
             let message = error.to_string();
@@ -163,11 +160,9 @@ fn write_batch(connection: &rusqlite::Connection, recent: &RecentHistories, batc
 /// The rounds' own results, or the error that lost the whole batch.
 fn write_together(
     connection: &rusqlite::Connection,
-    recent: &RecentHistories,
     batch: &[Job],
 ) -> Result<Vec<Result<Ingested, LoopsError>>, StoreError> {
     run(connection, "BEGIN IMMEDIATE")?;
-    let mut kept_runs = Vec::new();
     // A round alone needs no savepoint: the transaction is its own.
     let savepoints = batch.len() > 1;
     let written = (|| {
@@ -178,17 +173,11 @@ fn write_together(
                 run(connection, "SAVEPOINT round")?;
             }
             let mut db = SqliteDb { conn: connection };
-            let mut result = run_now(store_round(&mut db, recent, team, loop_name, report, *now));
-            match &mut result {
+            let result = run_now(store_round(&mut db, team, loop_name, report, *now));
+            match &result {
                 Ok(ingested) if ingested.event.is_some() => {
                     if savepoints {
                         run(connection, "RELEASE round")?;
-                    }
-                    // Kept now so that a later round of the run in this
-                    // batch finds it; forgotten below if the commit fails.
-                    if let Some(kept) = ingested.kept.take() {
-                        kept_runs.push(kept.run_id);
-                        recent.keep(kept);
                     }
                 }
                 // A refused round, or a replay (which wrote nothing worth
@@ -207,9 +196,6 @@ fn write_together(
         Ok(results)
     })();
     if written.is_err() {
-        for run_id in kept_runs {
-            recent.forget(run_id);
-        }
         // The transaction may still be open (a failed statement) or gone
         // (a failed commit); either way nothing of the batch stays.
         if !connection.is_autocommit() {
@@ -277,7 +263,6 @@ mod tests {
     async fn a_batch_is_written_in_order_each_round_seeing_the_ones_before() {
         let (dir, store, team) = sqlite_store().await;
         let connection = open(&dir.path().join("group.db")).expect("a connection");
-        let recent = RecentHistories::default();
         let (batch, answers) = batch_of(
             team,
             vec![
@@ -288,7 +273,7 @@ mod tests {
                 ("gamma", report(1, "g", 0)),
             ],
         );
-        write_batch(&connection, &recent, batch);
+        write_batch(&connection, batch);
         let mut classes = Vec::new();
         for answered in answers {
             let ingested = answered.await.expect("answered").expect("stored");
@@ -308,7 +293,6 @@ mod tests {
         let (dir, store, team) = sqlite_store().await;
         store.ingest_round_at(team, "alpha", &report(1, "a1", 2), 500).await.expect("stored");
         let connection = open(&dir.path().join("group.db")).expect("a connection");
-        let recent = RecentHistories::default();
         let (batch, answers) = batch_of(
             team,
             vec![
@@ -319,7 +303,7 @@ mod tests {
                 ("beta", report(2, "b2", 0)),
             ],
         );
-        write_batch(&connection, &recent, batch);
+        write_batch(&connection, batch);
         let mut results = Vec::new();
         for answered in answers {
             results.push(answered.await.expect("answered"));
@@ -349,9 +333,8 @@ mod tests {
                  BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
             )
             .expect("a trigger");
-        let recent = RecentHistories::default();
         let (batch, answers) = batch_of(team, vec![("alpha", report(1, "a1", 2))]);
-        write_batch(&connection, &recent, batch);
+        write_batch(&connection, batch);
         for answered in answers {
             assert!(matches!(answered.await.expect("answered"), Err(LoopsError::Store(_))));
         }
@@ -366,7 +349,7 @@ mod tests {
         store.ingest_round_at(team, "old", &report(1, "a", 2), 500).await.expect("stored");
         // What a round stored by an earlier version looks like.
         sqlx::query("UPDATE rounds SET finding_keys = NULL").execute(store.pool()).await.expect("updated");
-        // A second instance, which has kept no history of the run.
+        // Another instance of the store on the same file.
         let other = Store::open(&url_of(&dir)).await.expect("the store opens");
         let next = other.ingest_round_at(team, "old", &report(2, "b", 2), 600).await.expect("stored");
         // Same two blocking findings under a new state: stalled, which the

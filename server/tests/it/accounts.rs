@@ -409,3 +409,46 @@ both_backends! {
         assert!(!after.body.contains("data-testid=\"pending\""), "delivered once, then no longer pending");
     }
 }
+
+both_backends! {
+    async fn a_long_runs_page_shows_its_latest_rounds_and_links_older_ones(db: TestDb) {
+        let app = app(&db);
+        use server::accounts::TeamRole;
+        let team = db.store.create_team("acme").await.unwrap();
+        db.store.add_team_member("acme", "ada@example.com", TeamRole::Member).await.unwrap();
+        let reports = (1..=130u32).map(|number| {
+            // Twenty rounds sit on one state in the middle of the run.
+            let state = if (50..70).contains(&number) { "stuck".to_string() } else { format!("s{number}") };
+            server::loops::RoundReport::from_json(
+                format!(r#"{{"round":{number},"state":"{state}","findings":[]}}"#).as_bytes(),
+            )
+            .unwrap()
+        });
+        for report in reports {
+            db.store.ingest_round(team.id, "long", &report).await.unwrap();
+        }
+        let ada = sign_in(&app, &db, "ada@example.com").await;
+
+        let page = get(&app, "/loops/long", Some(&ada)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("Rounds 31–130 of 130."), "{}", page.body);
+        let table = page.body.find("data-testid=\"rounds\"").unwrap();
+        assert!(!page.body[table..].contains(">30</td>"), "round 30 is on the older page");
+        assert!(page.body.contains("href=\"/loops/long?team=acme&amp;run=run-1&amp;before=31\""), "{}", page.body);
+        // The chart summarises the whole run, not just the page.
+        let chart = page.body.find("data-testid=\"chart\"").unwrap();
+        assert!(page.body[chart..].contains("<title>rounds 1–2:"), "{}", &page.body[chart..chart + 2000]);
+        assert!(page.body[chart..].contains("a state seen before"), "the stuck rounds are marked");
+        // Repeats fold in the timeline.
+        assert!(page.body.contains("stuck ×20"), "{}", page.body);
+
+        let older = get(&app, "/loops/long?team=acme&run=run-1&before=31", Some(&ada)).await;
+        assert_eq!(older.status, StatusCode::OK);
+        assert!(older.body.contains("Rounds 1–30 of 130."), "{}", older.body);
+        assert!(!older.body.contains("data-testid=\"older-rounds\""), "nothing before round 1");
+        assert!(older.body.contains("data-testid=\"latest-rounds\""));
+        // A nonsense page number is the latest page.
+        let odd = get(&app, "/loops/long?before=abc", Some(&ada)).await;
+        assert!(odd.body.contains("Rounds 31–130 of 130."));
+    }
+}

@@ -186,3 +186,27 @@ both_backends! {
         tokio::time::timeout(Duration::from_secs(10), watcher).await.unwrap().unwrap().unwrap();
     }
 }
+
+both_backends! {
+    async fn push_reads_what_is_stored_across_pages_of_a_long_run(db: TestDb) {
+        // More rounds than one page of the history API: a second push must
+        // page through them all and send nothing again.
+        let s = setup(db, "docs-refresh").await;
+        let mut entries = String::new();
+        for iteration in 5..=560 {
+            entries.push_str(&format!(
+                "\n## Iteration {iteration} — 2026-11-29 23:00\n\n- **Unit**: docs/page-{iteration}.md\n\
+                 - **Did**: rewrote a section; commit {iteration:07x}\n- **Verify**: make linkcheck: exit 1, 1 failed\n\
+                 - **Flags**: none\n"
+            ));
+        }
+        append(&s.options.dir.join("journal.md"), &entries);
+        let client = connector::http_client().unwrap();
+        let first = connector::push_once(&client, &s.options).await.unwrap();
+        assert!(first.rejected.is_empty(), "{:?}", first.rejected);
+        assert_eq!(first.sent.len(), 560);
+        let again = connector::push_once(&client, &s.options).await.unwrap();
+        assert!(again.sent.is_empty(), "{} rounds sent twice", again.sent.len());
+        assert_eq!(again.already_stored, 560);
+    }
+}

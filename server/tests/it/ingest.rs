@@ -581,3 +581,109 @@ both_backends! {
         assert_eq!(stored, 8);
     }
 }
+
+both_backends! {
+    async fn long_random_runs_get_the_reference_classification_across_a_restart(db: TestDb) {
+        // Each round is classified from what the store remembers of its
+        // run (the previous round and the earlier rounds of its state); the
+        // reference replays the whole run. Random runs whose states repeat,
+        // stored by one instance and continued by a fresh one on the same
+        // database halfway, must get the reference's answer for every round.
+        use rand::{Rng, SeedableRng};
+        use server::convergence::{classify_run, LoopPolicy, RoundInput};
+        let team = db.store.create_team("acme").await.unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(24);
+        let ids = ["a", "b", "c", "d"];
+        for run in 0..6 {
+            let loop_name = format!("long-{run}");
+            let length = 60;
+            let mut bodies = Vec::new();
+            let mut inputs: Vec<RoundInput> = Vec::new();
+            for number in 1..=length {
+                let state = format!("s{}", rng.random_range(0..3));
+                let blocking: Vec<&str> = ids.iter().copied().filter(|_| rng.random_bool(0.4)).collect();
+                let body = round(number, &state, &blocking, &[]);
+                let report = server::loops::RoundReport::from_json(body.to_string().as_bytes()).unwrap();
+                inputs.push(report.engine_input());
+                bodies.push(report);
+            }
+            let expected = classify_run(&inputs, &LoopPolicy::default());
+            let mut store = db.store.clone();
+            let mut restarted = None;
+            for (index, report) in bodies.iter().enumerate() {
+                if index == length as usize / 2 {
+                    let fresh = Store::open(&db.url).await.unwrap();
+                    store = fresh.clone();
+                    restarted = Some(fresh);
+                }
+                let got = store.ingest_round(team.id, &loop_name, report).await.unwrap();
+                let want = &expected[index];
+                assert_eq!(
+                    (got.answer.class, got.answer.advice, &got.answer.seen_at, got.answer.consecutive, got.answer.period),
+                    (want.class, want.advice, &want.seen_at, want.consecutive, want.period),
+                    "run {run}, round {}: {}",
+                    index + 1,
+                    got.answer.reason
+                );
+                assert_eq!(got.answer.reason, want.reason);
+            }
+            if let Some(fresh) = restarted {
+                fresh.close().await;
+            }
+        }
+    }
+}
+
+both_backends! {
+    async fn the_rounds_api_pages_a_run_and_links_its_neighbours(db: TestDb) {
+        let h = harness(db).await;
+        for number in 1..=12 {
+            let (status, answer) = h.post("paged", round(number, &format!("s{number}"), &["x"], &[])).await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+        }
+        let numbers = |history: &Value| -> Vec<u64> {
+            history["rounds"].as_array().unwrap().iter().map(|r| r["round"].as_u64().unwrap()).collect()
+        };
+
+        // From the start, five at a time, with a link to the next page only.
+        let (status, first) = h.history("paged", "?limit=5").await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        assert_eq!(numbers(&first), [1, 2, 3, 4, 5]);
+        assert_eq!(first["page"]["total"], 12);
+        assert_eq!(first["links"]["older"], Value::Null);
+        let newer = first["links"]["newer"].as_str().unwrap().to_string();
+        assert!(newer.ends_with("&limit=5&after=5"), "{newer}");
+
+        // Following the links walks the run forwards and back.
+        let (_, second) = call(&h.app, "GET", &newer, Some(&h.token), None).await;
+        assert_eq!(numbers(&second), [6, 7, 8, 9, 10]);
+        let (_, third) = call(&h.app, "GET", second["links"]["newer"].as_str().unwrap(), Some(&h.token), None).await;
+        assert_eq!(numbers(&third), [11, 12]);
+        assert_eq!(third["links"]["newer"], Value::Null);
+        let (_, back) = call(&h.app, "GET", third["links"]["older"].as_str().unwrap(), Some(&h.token), None).await;
+        assert_eq!(numbers(&back), [6, 7, 8, 9, 10]);
+
+        // `before` reads backwards from a round; the default page is at
+        // most 500 rounds.
+        let (_, latest) = h.history("paged", "?before=13&limit=3").await;
+        assert_eq!(numbers(&latest), [10, 11, 12]);
+        let (_, everything) = h.history("paged", "").await;
+        assert_eq!(numbers(&everything).len(), 12);
+        let (status, old_client) = h.history("paged", "?limit=1000").await;
+        assert_eq!(status, StatusCode::OK, "a page size of 1,000 is still accepted: {old_client}");
+        assert!(old_client["links"]["older"].is_null() && old_client["links"]["newer"].is_null());
+
+        // Bad paging names its field and changes nothing.
+        for (query, field) in [
+            ("?after=1&before=5", "before"),
+            ("?before=-1", "before"),
+            ("?after=x", "after"),
+            ("?limit=1001", "limit"),
+            ("?limit=0", "limit"),
+        ] {
+            let (status, error) = h.history("paged", query).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {error}");
+            assert_eq!(error["field"], field, "{query}: {error}");
+        }
+    }
+}
