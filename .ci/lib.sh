@@ -63,12 +63,17 @@ ensure_node_modules() {
 
 # A real SMTP server for the browser tests: Python's aiosmtpd, in a venv of
 # its own (end2end/.venv) so nothing touches the system's Python.
+# The same venv holds the official MCP SDK, the client of the MCP tests.
 ensure_smtp_sink() {
   local venv="$ROOT/end2end/.venv"
   if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd' 2>/dev/null; then
     log "installing aiosmtpd (the SMTP sink of the browser tests) into end2end/.venv"
     python3 -m venv "$venv" || { apt_install python3-venv && python3 -m venv "$venv"; }
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check aiosmtpd==1.4.6
+  fi
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("mcp") == "2.3.0"' 2>/dev/null; then
+    log "installing the MCP Python SDK (the client of the MCP tests) into end2end/.venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
   fi
 }
 

@@ -95,6 +95,7 @@ pub fn trace_links(source: &str, language: Language) -> Vec<String> {
 
 /// How an exit ends a loop, which decides what it says about convergence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum ExitKind {
     /// The loop can tell that it has finished.
@@ -128,6 +129,7 @@ impl ExitKind {
 /// One of the eight exits of the taxonomy. The ids `E1`..`E8` are a public
 /// contract: other tools key on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ExitId {
     E1,
     E2,
@@ -198,6 +200,7 @@ impl ExitId {
 
 /// The overall judgement over the exits a loop implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Verdict {
     /// At least one DETECT exit: the loop can tell that it has finished.

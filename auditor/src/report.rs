@@ -9,6 +9,7 @@ use crate::{ExitId, ExitKind, Verdict};
 
 /// A range of source with the code found there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Evidence {
     /// 1-based first line.
     pub start_line: usize,
@@ -24,6 +25,7 @@ pub struct Evidence {
 
 /// One exit of the taxonomy and whether the file implements it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExitReport {
     pub id: ExitId,
     pub label: String,
@@ -34,6 +36,7 @@ pub struct ExitReport {
 
 /// A loop the auditor found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct LoopReport {
     /// `while`, `for`, `loop`, `do-while`, `until`, `recursion`,
     /// `retry-decorator` or `framework`.
@@ -51,6 +54,7 @@ pub struct LoopReport {
 
 /// Something a reviewer should know that is not an exit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Warning {
     /// A stable kebab-case id, e.g. `infinite-loop-without-exit`.
     pub code: String,
@@ -63,6 +67,7 @@ pub struct Warning {
 
 /// The audit of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FileReport {
     pub path: Option<String>,
     /// The canonical language name, or `None` when it could not be recognised.
@@ -92,6 +97,7 @@ impl FileReport {
 
 /// The audit of several files: the worst verdict and the highest exit code win.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Report {
     pub files: Vec<FileReport>,
     pub verdict: Verdict,

@@ -62,6 +62,14 @@ pub enum Command {
     /// last line. Only a hash of it is stored, so this makes a new one and the
     /// subscriber's earlier URL stops working.
     FeedUrl { email: String },
+    /// Print a new personal MCP token for a founder, alone on the last line
+    /// (only its hash is stored; revoke it on /account).
+    McpToken {
+        email: String,
+        /// A name to tell it apart on /account.
+        #[arg(long, default_value = "made by the command line")]
+        name: String,
+    },
     /// The flagship tool's source archive: `flagship upload FILE` publishes it
     /// for Pro and Founder readers (replacing any earlier upload).
     #[command(subcommand)]
@@ -124,6 +132,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Grant { email, tier, days } => grant(&email, &tier, days).await,
         Command::FeedUrl { email } => feed_url(&email).await,
+        Command::McpToken { email, name } => mcp_token(&email, &name).await,
         Command::Flagship(FlagshipCommand::Upload { file }) => flagship_upload(&file).await,
     }
 }
@@ -350,6 +359,27 @@ async fn feed_url(email: &str) -> anyhow::Result<ExitCode> {
     let token = made?;
     say(&format!("a new private feed base URL for {email} (any earlier one no longer works):"))?;
     say(&crate::newsletter::pages::feed_base_url(&public_url, &token))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn mcp_token(email: &str, name: &str) -> anyhow::Result<ExitCode> {
+    let email = crate::accounts::normalize_email(email)?;
+    let store = command_store().await?;
+    let made = async {
+        let account = store
+            .account_id_by_email(&email)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("no account has the email {email:?}"))?;
+        if store.reader_access(account).await?.tier != crate::newsletter::Tier::Founder {
+            anyhow::bail!("{email} is not a founder: MCP tokens are for founders");
+        }
+        Ok(store.create_mcp_token(account, name).await?)
+    }
+    .await;
+    store.close().await;
+    let made = made?;
+    say(&format!("a new MCP token for {email} (shown once; only its hash is kept):"))?;
+    say(&made.secret)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -52,6 +52,22 @@ pub struct Config {
     /// loopback and private addresses (a test or a private deployment);
     /// refused by default.
     pub allow_private_webhooks: bool,
+    /// The founders' MCP server (`FIXEDPOINT_MCP`): `auto` (the default)
+    /// opens it once every founder seat is taken, `on` opens it now (for
+    /// staging), `off` keeps it shut.
+    pub mcp: McpSwitch,
+    /// MCP tool calls a minute one token may make
+    /// (`FIXEDPOINT_MCP_RATE_PER_MINUTE`, default 120).
+    pub mcp_rate_per_minute: u32,
+}
+
+/// How the founders' MCP server is switched on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpSwitch {
+    /// On once every founder seat is taken.
+    Auto,
+    On,
+    Off,
 }
 
 /// Stripe's keys and the Prices of the three plans.
@@ -102,6 +118,8 @@ pub enum ConfigError {
     BadSmtpUrl { value: String },
     #[error("STRIPE_SECRET_KEY is set but {name} is not: payments need it")]
     MissingStripe { name: &'static str },
+    #[error("FIXEDPOINT_MCP={value:?} must be auto, on or off")]
+    BadMcpSwitch { value: String },
     #[error("{name}={value:?} is not a positive whole number")]
     BadNumber { name: &'static str, value: String },
 }
@@ -190,7 +208,27 @@ impl Config {
         };
         let allow_private_webhooks = non_empty("FIXEDPOINT_ALLOW_PRIVATE_WEBHOOKS")
             .is_some_and(|value| matches!(value.trim(), "1" | "true" | "yes"));
+        let mcp = match non_empty("FIXEDPOINT_MCP").map(|value| value.trim().to_ascii_lowercase()) {
+            None => McpSwitch::Auto,
+            Some(value) => match value.as_str() {
+                "auto" => McpSwitch::Auto,
+                "on" | "1" | "true" => McpSwitch::On,
+                "off" | "0" | "false" => McpSwitch::Off,
+                _ => return Err(ConfigError::BadMcpSwitch { value }),
+            },
+        };
+        let mcp_rate_per_minute = match non_empty("FIXEDPOINT_MCP_RATE_PER_MINUTE") {
+            None => 120,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_MCP_RATE_PER_MINUTE", value })?,
+        };
         Ok(Config {
+            mcp,
+            mcp_rate_per_minute,
             allow_private_webhooks,
             stripe,
             founder_seats,
@@ -248,6 +286,17 @@ mod tests {
             config(&[("DATABASE_URL", "mysql://x")]).unwrap_err(),
             ConfigError::BadDatabaseUrl { scheme: "mysql".into() }
         );
+        assert_eq!(
+            config(&[("FIXEDPOINT_MCP", "maybe")]).unwrap_err(),
+            ConfigError::BadMcpSwitch { value: "maybe".into() }
+        );
+    }
+
+    #[test]
+    fn the_mcp_server_waits_for_the_seats_unless_switched() {
+        assert_eq!(config(&[]).unwrap().mcp, McpSwitch::Auto);
+        assert_eq!(config(&[("FIXEDPOINT_MCP", " ON ")]).unwrap().mcp, McpSwitch::On);
+        assert_eq!(config(&[("FIXEDPOINT_MCP", "off")]).unwrap().mcp, McpSwitch::Off);
     }
 
     #[test]

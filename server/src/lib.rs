@@ -13,6 +13,7 @@ pub mod convergence;
 pub mod live;
 pub mod loops;
 pub mod mail;
+pub mod mcp;
 pub mod newsletter;
 pub mod store;
 pub mod telemetry;

@@ -31,6 +31,33 @@ pub struct AccountView {
     pub has_stripe_customer: bool,
     /// The current tier comes from a Stripe subscription (cancellable here).
     pub stripe_managed: bool,
+    /// The founders' MCP server: for founders only.
+    #[serde(default)]
+    pub mcp: Option<McpView>,
+}
+
+/// The account page's MCP section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpView {
+    /// Whether `/mcp` answers now.
+    pub open: bool,
+    /// What the pricing page says too: open, or how many seats are left.
+    pub status: String,
+    /// The server's address, `PUBLIC_URL/mcp`.
+    pub url: String,
+    /// The founder's tokens, newest first, revoked ones included.
+    pub tokens: Vec<McpTokenView>,
+    /// A token just made: shown this once (only its hash is kept).
+    pub new_token: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpTokenView {
+    pub id: i64,
+    pub name: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,11 +257,87 @@ fn subscription_sections(details: AccountView) -> impl IntoView {
             </section>
         }
     });
+    let mcp = details.mcp.clone().map(mcp_section);
     view! {
         {notice}
         {renewal}
         {billing}
         {feed}
+        {mcp}
         {download}
+    }
+}
+
+/// Tokens for the founders' MCP server, and how to connect an agent.
+fn mcp_section(mcp: McpView) -> impl IntoView {
+    let new_token = mcp.new_token.clone().map(|token| {
+        let config = format!(
+            "{{\n  \"mcpServers\": {{\n    \"fixedpoint\": {{\n      \"type\": \"http\",\n      \"url\": \"{}\",\n      \"headers\": {{ \"Authorization\": \"Bearer {token}\" }}\n    }}\n  }}\n}}",
+            mcp.url
+        );
+        view! {
+            <div class="new-secret" role="status">
+                <p>"Your new MCP token (shown once; we keep only a hash of it):"</p>
+                <p><code class="feed-url" data-testid="mcp-token">{token.clone()}</code></p>
+                <p class="muted">"An MCP client's configuration (Claude Code's " <code>".mcp.json"</code> ", Cursor's " <code>"mcp.json"</code> "):"</p>
+                <pre class="config"><code>{config}</code></pre>
+            </div>
+        }
+    });
+    let tokens = mcp.tokens.clone();
+    let list = (!tokens.is_empty()).then(|| {
+        view! {
+            <ul class="token-list" data-testid="mcp-tokens">
+                {tokens
+                    .into_iter()
+                    .map(|token| {
+                        let used = token
+                            .last_used_at
+                            .map_or_else(|| "never used".to_string(), |at| format!("last used {}", format_time(at)));
+                        let state = match token.revoked_at {
+                            Some(at) => format!("revoked {}", format_time(at)),
+                            None => format!("made {}, {used}", format_time(token.created_at)),
+                        };
+                        let live = token.revoked_at.is_none();
+                        view! {
+                            <li>
+                                <strong>{token.name.clone()}</strong>
+                                " "
+                                <span class="muted">{state}</span>
+                                {live.then(|| view! {
+                                    <form method="post" action="/account" class="inline-form">
+                                        <input type="hidden" name="action" value="revoke_mcp_token"/>
+                                        <input type="hidden" name="token_id" value=token.id.to_string()/>
+                                        <button type="submit" class="button secondary small" data-testid="revoke-mcp-token">
+                                            "Revoke"
+                                        </button>
+                                    </form>
+                                })}
+                            </li>
+                        }
+                    })
+                    .collect_view()}
+            </ul>
+        }
+    });
+    view! {
+        <section class="account-section" aria-labelledby="mcp-heading">
+            <h2 id="mcp-heading">"MCP server"</h2>
+            <p data-testid="mcp-account-status">{mcp.status.clone()}</p>
+            <p class="muted">
+                "Connect your own agents to " <code>{mcp.url.clone()}</code>
+                " with a personal token: they can audit a loop, read your team's loop history and ask whether they have been in a state before."
+            </p>
+            {new_token}
+            <form method="post" action="/account" class="inline-form">
+                <input type="hidden" name="action" value="make_mcp_token"/>
+                <label>
+                    "Name "
+                    <input type="text" name="name" maxlength="64" required placeholder="claude code, laptop"/>
+                </label>
+                <button type="submit" class="button" data-testid="make-mcp-token">"Make a token"</button>
+            </form>
+            {list}
+        </section>
     }
 }

@@ -27,6 +27,27 @@ pub struct PricingView {
     pub has_subscription: bool,
     /// What the last form post did (a refusal, or the waitlist).
     pub notice: Option<String>,
+    /// The founders' MCP server: `auto` (opens when every seat is taken),
+    /// `on` (open regardless) or `off`.
+    #[serde(default)]
+    pub mcp_switch: String,
+}
+
+/// What the pricing and account pages say of the founders' MCP server.
+pub fn mcp_status(switch: &str, seats: FounderSeats) -> String {
+    match switch {
+        "on" => "The founders-only MCP server: open now".to_string(),
+        "off" => "The founders-only MCP server (switched off for now)".to_string(),
+        _ if seats.taken >= seats.total => "The founders-only MCP server: open now".to_string(),
+        _ => {
+            let left = seats.total - seats.taken;
+            format!(
+                "The founders-only MCP server, switched on once all {} seats are taken: {left} {} left",
+                seats.total,
+                if left == 1 { "is" } else { "are" }
+            )
+        }
+    }
 }
 
 #[component]
@@ -80,9 +101,11 @@ pub fn PricingPage() -> impl IntoView {
                     <ul>
                         <li>"Everything in Pro"</li>
                         <li>"Founder-only issues"</li>
-                        <li>
-                            "The founders-only MCP server, switched on once all "
-                            {pricing.founders.total} " seats are taken"
+                        <li data-testid="mcp-status">
+                            {
+                                let switch = pricing.mcp_switch.clone();
+                                move || mcp_status(&switch, seats.get())
+                            }
                         </li>
                     </ul>
                     <SeatBar seats/>

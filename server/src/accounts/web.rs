@@ -299,7 +299,13 @@ pub async fn same_origin(State(state): State<AppState>, request: Request, next: 
         return next.run(request).await;
     }
     let path = request.uri().path();
-    if path.starts_with("/api/v1/loops/") || path == "/api/v1/audit" || path.starts_with("/stripe/") {
+    // `/mcp` carries a bearer token, not a cookie, and rmcp checks its
+    // Origin against the site's own address.
+    if path.starts_with("/api/v1/loops/")
+        || path == "/api/v1/audit"
+        || path.starts_with("/stripe/")
+        || path == "/mcp"
+    {
         return next.run(request).await;
     }
     let headers = request.headers();

@@ -60,7 +60,17 @@ pub async fn pricing_view(
         reader_tier: access.tier.as_str().to_string(),
         has_subscription,
         notice,
+        mcp_switch: mcp_switch_name(state.config.mcp).to_string(),
     })
+}
+
+/// The switch as the pages spell it.
+pub fn mcp_switch_name(switch: crate::config::McpSwitch) -> &'static str {
+    match switch {
+        crate::config::McpSwitch::Auto => "auto",
+        crate::config::McpSwitch::On => "on",
+        crate::config::McpSwitch::Off => "off",
+    }
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,7 +2,7 @@
 //! archive, an issue, the account page's subscription and feed sections),
 //! the account page's feed form, and the flagship download.
 
-use app::pages::account::{AccountView, DownloadView};
+use app::pages::account::{AccountView, DownloadView, McpTokenView, McpView};
 use app::pages::issues::{ArchiveView, IssueCard, IssueView, LatestIssue};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -123,6 +123,35 @@ pub async fn account_view(
                 .map_err(|error| NewsletterError::Invalid(error.to_string()))?
                 .is_some(),
         stripe_managed: access.source.as_deref() == Some("stripe"),
+        mcp: if access.tier == Tier::Founder { Some(mcp_view(state, account).await?) } else { None },
+    })
+}
+
+/// The MCP section of a founder's account page.
+async fn mcp_view(state: &AppState, account: &Account) -> Result<McpView, NewsletterError> {
+    let invalid = |error: &dyn std::fmt::Display| NewsletterError::Invalid(error.to_string());
+    let availability = crate::mcp::availability(state).await.map_err(|error| invalid(&error))?;
+    let count =
+        state.store.founder_count(state.config.founder_seats).await.map_err(|error| invalid(&error))?;
+    let seats =
+        app::pages::pricing::FounderSeats { taken: count.taken, total: count.total, open: count.open };
+    let switch = crate::billing::web::mcp_switch_name(state.config.mcp);
+    let tokens = state.store.mcp_tokens(account.id).await.map_err(|error| invalid(&error))?;
+    Ok(McpView {
+        open: availability == crate::mcp::McpAvailability::Open,
+        status: app::pages::pricing::mcp_status(switch, seats),
+        url: format!("{}/mcp", state.config.public_url),
+        tokens: tokens
+            .into_iter()
+            .map(|token| McpTokenView {
+                id: token.id,
+                name: token.name,
+                created_at: token.created_at,
+                last_used_at: token.last_used_at,
+                revoked_at: token.revoked_at,
+            })
+            .collect(),
+        new_token: None,
     })
 }
 
@@ -134,10 +163,16 @@ pub fn feed_base_url(public_url: &str, token: &str) -> String {
 #[derive(Debug, serde::Deserialize)]
 struct AccountForm {
     action: Option<String>,
+    /// `make_mcp_token`: the new token's name.
+    name: Option<String>,
+    /// `revoke_mcp_token`: which token.
+    token_id: Option<String>,
 }
 
 /// `POST /account`: `action=rotate_feed` (a new private feed URL, shown
-/// once; the old one stops working) or `action=revoke_feed`.
+/// once; the old one stops working), `action=revoke_feed`, and for founders
+/// `action=make_mcp_token` (`name`; shown once) or `action=revoke_mcp_token`
+/// (`token_id`).
 async fn account_action(State(state): State<AppState>, request: Request) -> Response {
     let Some(account) = crate::accounts::web::signed_in(request.extensions()) else {
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
@@ -151,7 +186,34 @@ async fn account_action(State(state): State<AppState>, request: Request) -> Resp
         Ok(access) => access,
         Err(error) => return failure(&error),
     };
-    let (status, new_url, notice) = match form.and_then(|form| form.action).as_deref() {
+    let form = form.unwrap_or(AccountForm { action: None, name: None, token_id: None });
+    let mut new_mcp_token = None;
+    let (status, new_url, notice) = match form.action.as_deref() {
+        Some("make_mcp_token" | "revoke_mcp_token") if access.tier != Tier::Founder => (
+            StatusCode::FORBIDDEN,
+            None,
+            "MCP tokens are for founders: the founders' MCP server comes with the Founder tier.".to_string(),
+        ),
+        Some("make_mcp_token") => {
+            match state.store.create_mcp_token(account.id, form.name.as_deref().unwrap_or_default()).await {
+                Ok(made) => {
+                    new_mcp_token = Some(made.secret);
+                    (StatusCode::OK, None, format!("Your new MCP token {:?} is below.", made.token.name))
+                }
+                Err(crate::mcp::McpTokenError::Accounts(error)) => {
+                    return failure(&NewsletterError::Invalid(error.to_string()))
+                }
+                Err(refused) => (StatusCode::BAD_REQUEST, None, refused.to_string()),
+            }
+        }
+        Some("revoke_mcp_token") => match form.token_id.as_deref().map(str::parse::<i64>) {
+            Some(Ok(token_id)) => match state.store.revoke_mcp_token(account.id, token_id).await {
+                Ok(true) => (StatusCode::OK, None, "That MCP token no longer works.".to_string()),
+                Ok(false) => (StatusCode::OK, None, "That MCP token was already revoked.".to_string()),
+                Err(error) => return failure(&NewsletterError::Invalid(error.to_string())),
+            },
+            _ => (StatusCode::BAD_REQUEST, None, "token_id: not a token of yours".to_string()),
+        },
         Some("rotate_feed") if access.tier == Tier::Free => (
             StatusCode::FORBIDDEN,
             None,
@@ -173,10 +235,13 @@ async fn account_action(State(state): State<AppState>, request: Request) -> Resp
         },
         _ => (StatusCode::BAD_REQUEST, None, "action: unknown".to_string()),
     };
-    let view = match account_view(&state, &account, &access, new_url, Some(notice)).await {
+    let mut view = match account_view(&state, &account, &access, new_url, Some(notice)).await {
         Ok(view) => view,
         Err(error) => return failure(&error),
     };
+    if let Some(mcp) = view.mcp.as_mut() {
+        mcp.new_token = new_mcp_token;
+    }
     let mut parts = parts;
     parts.extensions.insert(view.clone());
     render_page(&state, parts, status, move || provide_context(view.clone())).await

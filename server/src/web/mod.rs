@@ -47,6 +47,9 @@ pub struct AppState {
     /// The live founder seat count.
     #[from_ref(skip)]
     pub founders: crate::billing::live::FounderFeed,
+    /// MCP requests a minute, per token.
+    #[from_ref(skip)]
+    pub mcp_limiter: Arc<RateLimiter<i64>>,
 }
 
 impl AppState {
@@ -57,6 +60,7 @@ impl AppState {
         // Five links per address in a quarter of an hour: enough for typos
         // and slow mail, too few to flood someone's inbox.
         let signin_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
+        let mcp_limiter = Arc::new(RateLimiter::per_minute(config.mcp_rate_per_minute));
         let mailer = Mailer::new(config.smtp_url.as_deref());
         let stripe =
             config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
@@ -71,6 +75,7 @@ impl AppState {
             mailer,
             stripe,
             founders: crate::billing::live::FounderFeed::new(),
+            mcp_limiter,
         }
     }
 }
@@ -136,6 +141,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::newsletter::feeds::router())
         .merge(crate::newsletter::pages::router())
         .merge(crate::billing::web::router())
+        .merge(crate::mcp::router(&state))
         .leptos_routes_with_context(
             &state,
             routes,

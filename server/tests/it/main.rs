@@ -16,5 +16,6 @@ mod ingest;
 mod ingest_cli;
 mod ingest_live;
 mod loop_stream;
+mod mcp;
 mod newsletter;
 mod store_contract;
