@@ -11,7 +11,7 @@ pub mod components;
 pub mod pages;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Link, Meta, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     Lazy, ParamSegment, StaticSegment,
@@ -58,7 +58,8 @@ pub fn App() -> impl IntoView {
         <Link rel="alternate" type_="application/rss+xml" title="Fixed Point (RSS)" href="/feed/rss.xml"/>
         <Link rel="alternate" type_="application/atom+xml" title="Fixed Point (Atom)" href="/feed/atom.xml"/>
         <Link rel="alternate" type_="application/feed+json" title="Fixed Point (JSON Feed)" href="/feed/feed.json"/>
-        <Meta name="description" content="Fixed Point: tools for agent loops that know when they have finished."/>
+        // Each page that describes itself renders its own `description`
+        // (one per page: two are invalid HTML).
         <Title formatter=|text: String| if text.is_empty() { "Fixed Point".to_string() } else { format!("{text} · Fixed Point") }/>
         <Router>
             <SiteHeader/>

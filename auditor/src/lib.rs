@@ -37,7 +37,7 @@ pub use explain::explain_verdict;
 #[cfg(feature = "highlight")]
 pub use highlight::{highlight_classes, highlight_html};
 pub use language::{detect_language, Language};
-pub use render::{render_markdown, render_sarif, render_text};
+pub use render::{render_markdown, render_sarif, render_text, uri_reference};
 pub use report::{Evidence, ExitReport, FileReport, LoopReport, Report, Warning};
 #[cfg(feature = "engine")]
 pub use session::Session;

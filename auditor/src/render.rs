@@ -162,7 +162,8 @@ pub fn render_sarif(report: &Report) -> Value {
     }
     let mut results = Vec::new();
     for file in &report.files {
-        let uri = file.path.as_deref().unwrap_or("stdin");
+        let uri = file.path.as_deref().map_or_else(|| "stdin".to_string(), uri_reference);
+        let uri = uri.as_str();
         for exit in file.exits.iter().filter(|e| e.found) {
             for evidence in &exit.evidence {
                 results.push(result(
@@ -208,6 +209,22 @@ pub fn render_sarif(report: &Report) -> Value {
             "results": results,
         }],
     })
+}
+
+/// A file name as a URI reference, as SARIF's `artifactLocation.uri` must
+/// be: every byte but the unreserved characters and `/` percent-encoded (a
+/// space, `#`, `%`, `:` or a letter outside ASCII would otherwise make the
+/// log invalid), Windows separators turned into `/`.
+pub fn uri_reference(path: &str) -> String {
+    let mut uri = String::with_capacity(path.len());
+    for byte in path.replace('\\', "/").bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~' | b'/') {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
 }
 
 fn first_line(code: &str) -> &str {

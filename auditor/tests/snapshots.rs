@@ -97,3 +97,20 @@ fn report_takes_the_worst_verdict() {
     assert_eq!(Report::from(good).exit_code, 0);
     assert_eq!(Report::from_files(Vec::new()).exit_code, 2);
 }
+
+#[test]
+fn sarif_uris_are_percent_encoded_uri_references() {
+    use auditor::uri_reference;
+    assert_eq!(uri_reference("src/agent loop.py"), "src/agent%20loop.py");
+    assert_eq!(uri_reference("a#b%c.py"), "a%23b%25c.py");
+    assert_eq!(uri_reference("Schleife/übung.py"), "Schleife/%C3%BCbung.py");
+    assert_eq!(uri_reference("C:\\work\\loop.py"), "C%3A/work/loop.py");
+    let file = audit("while True:\n    if done():\n        break\n", Some("my loop #2.py"), None);
+    let sarif = render_sarif(&Report::from_files(vec![file]));
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for result in results {
+        let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
+        assert_eq!(uri, "my%20loop%20%232.py");
+    }
+}

@@ -1,6 +1,6 @@
 use auditor::ExitId;
 use leptos::prelude::*;
-use leptos_meta::Title;
+use leptos_meta::{Meta, Title};
 
 use crate::auth::use_page_data;
 use crate::pages::issues::{LatestIssue, TierBadge};
@@ -10,6 +10,7 @@ use crate::pages::issues::{LatestIssue, TierBadge};
 pub fn HomePage() -> impl IntoView {
     view! {
         <Title text=""/>
+        <Meta name="description" content="Fixed Point: tools for agent loops that know when they have finished."/>
         <section class="hero">
             <h1>"Does your agent loop know when it is done?"</h1>
             <p class="lede">

@@ -15,6 +15,9 @@ use crate::convergence::{FindingKey, RoundInput, Severity, Target};
 pub const MAX_STATE_CHARS: usize = 256;
 pub const MAX_RUN_CHARS: usize = 128;
 pub const MAX_LOOP_NAME_CHARS: usize = 128;
+/// And at most this many bytes (128 characters of a script outside ASCII
+/// take up to 512).
+pub const MAX_LOOP_NAME_BYTES: usize = 200;
 const MAX_CRITERION_CHARS: usize = 256;
 const MAX_TARGET_CHARS: usize = 1024;
 const MAX_ERROR_CODE_CHARS: usize = 256;
@@ -267,6 +270,17 @@ pub fn validate_loop_name(name: &str) -> Result<(), LoopsError> {
             "the loop name must not contain control characters or /",
         ));
     }
+    // `.` and `..` are path segments to a browser: `/loops/..` would open
+    // another page. Bytes too, for what travels in an address.
+    if name == "." || name == ".." {
+        return Err(LoopsError::invalid(Some("loop"), "the loop name must not be . or .."));
+    }
+    if name.len() > MAX_LOOP_NAME_BYTES {
+        return Err(LoopsError::invalid(
+            Some("loop"),
+            format!("the loop name must be at most {MAX_LOOP_NAME_BYTES} bytes of UTF-8"),
+        ));
+    }
     Ok(())
 }
 
@@ -508,7 +522,11 @@ mod tests {
     fn loop_names_are_visible_text() {
         assert!(validate_loop_name("nightly-docs").is_ok());
         assert!(validate_loop_name("Schreib Schleife 2").is_ok());
-        for bad in ["", " padded", "a/b", "tab\there", &"x".repeat(129)] {
+        assert!(validate_loop_name("...").is_ok(), "only the two path segments are refused");
+        assert!(validate_loop_name(&"é".repeat(100)).is_ok(), "200 bytes");
+        for bad in
+            ["", " padded", "a/b", "tab\there", &"x".repeat(129), ".", "..", &"é".repeat(101), "\u{85}next"]
+        {
             assert!(validate_loop_name(bad).is_err(), "{bad:?}");
         }
     }

@@ -151,7 +151,7 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
             }
             continue;
         }
-        if fence.is_none() && trimmed == PAYWALL {
+        if fence.is_none() && is_paywall(trimmed) {
             if let Some(first) = paywall {
                 return Err(error(
                     body_start + index + 1,
@@ -159,6 +159,11 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
                 ));
             }
             paywall = Some(index);
+        } else if fence.is_none() && looks_like_paywall(trimmed) {
+            return Err(error(
+                body_start + index + 1,
+                format!("{trimmed:?} looks like a paywall line but is not one: write it alone as {PAYWALL}"),
+            ));
         }
     }
     let (free_md, paid_md) = match paywall {
@@ -332,6 +337,25 @@ fn valid_date(date: &str) -> bool {
 }
 
 /// The fence a line opens or closes (```` ``` ```` or `~~~`, three or more).
+/// `<!-- paywall -->` in any spacing and case: `<!--paywall-->`,
+/// `<!--  PAYWALL  -->`.
+fn is_paywall(line: &str) -> bool {
+    line.strip_prefix("<!--")
+        .and_then(|rest| rest.strip_suffix("-->"))
+        .is_some_and(|inner| inner.trim().eq_ignore_ascii_case("paywall"))
+}
+
+/// A line that was meant as the paywall and would silently not be one: an
+/// HTML comment that mentions the paywall and is not exactly it, or the word
+/// between comment-like marks that do not close.
+fn looks_like_paywall(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    lower.contains("paywall")
+        && (lower.starts_with("<!") || lower.ends_with("->"))
+        && lower.len() <= 40
+        && !is_paywall(line)
+}
+
 fn fence_marker(line: &str) -> Option<(char, usize)> {
     let c = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let n = line.chars().take_while(|x| *x == c).count();
@@ -440,6 +464,23 @@ mod tests {
         let free = parse_issue(&file(&FRONT.replace("tier: pro", "tier: free"), "All free.\n")).unwrap();
         assert!(free.free_html.contains("All free."));
         assert_eq!(free.paid_html, None);
+    }
+
+    #[test]
+    fn the_paywall_is_found_in_any_spacing_and_a_near_miss_is_an_error() {
+        for line in ["<!--paywall-->", "<!--  PAYWALL  -->", "   <!-- Paywall -->"] {
+            let issue = parse_issue(&file(FRONT, &format!("Free.\n\n{line}\n\nPaid.\n"))).unwrap();
+            assert!(!issue.free_html.contains("Paid."), "{line:?} is the paywall");
+            assert!(issue.paid_html.unwrap().contains("Paid."));
+        }
+        for line in ["<!-- paywall", "<!-- paywall here -->", "<! -- paywall -->", "paywall -->"] {
+            let problem = parse_issue(&file(FRONT, &format!("Free.\n{line}\nPaid.\n"))).unwrap_err();
+            assert_eq!(problem.line, 9, "{problem}");
+            assert!(problem.message.contains("looks like a paywall line"), "{problem}");
+        }
+        // Prose that mentions the paywall is prose.
+        let issue = parse_issue(&file(FRONT, "Free.\n<!-- paywall -->\nWhy a paywall -> a living.\n"));
+        assert!(issue.is_ok(), "{issue:?}");
     }
 
     #[test]

@@ -223,6 +223,17 @@ both_backends! {
         // Nothing was stored: not even the loop exists.
         let (status, _) = h.history("fragile", "").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // Names a browser would resolve to another page, or too long to
+        // travel in an address, are refused with the rule they break.
+        let long = "%C3%A9".repeat(101);
+        for (name, rule) in [("%2E", ". or .."), ("%2E%2E", ". or .."), (long.as_str(), "200 bytes"), ("a%2Fb", "/"), ("a%0Ab", "control")] {
+            let (status, error) = h.post(name, json!({"round": 1, "state": "a"})).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{name}: {error}");
+            assert_eq!(error["field"], "loop", "{name}: {error}");
+            assert!(error["error"].as_str().unwrap().contains(rule), "{name}: {error}");
+        }
+        assert!(h.store.team_loops(h.team_id).await.unwrap().is_empty(), "no loop was stored");
     }
 }
 

@@ -15,7 +15,7 @@ use server::newsletter::seed_samples;
 use tokio::io::AsyncWriteExt;
 
 use crate::support::fake_stripe::FakeStripe;
-use crate::support::http::{get, post_form, post_json, send, serve, session_cookie, state_with};
+use crate::support::http::{fixedpoint, get, post_form, post_json, send, serve, session_cookie, state_with};
 use crate::support::TestDb;
 
 struct Site {
@@ -338,12 +338,26 @@ both_backends! {
 
 both_backends! {
     async fn the_switch_opens_or_shuts_the_server_regardless_of_seats(db: TestDb) {
-        let on = site(&db, 100, &[("FIXEDPOINT_MCP", "on")]).await;
+        // Behind a proxy: the site's public name is not this machine's.
+        let on = site(&db, 100, &[("FIXEDPOINT_MCP", "on"), ("PUBLIC_URL", "https://fixedpoint.example")]).await;
         let (ada, _) = subscribe(&on, &db, "ada@example.com", "founder_yearly").await;
         let token = token_from_account(&on, &ada, "agent").await;
         let answer = client(Sdk::Python, plan(&on, &token, "legacy", json!([]))).await;
         assert_eq!(answer["tools"].as_array().map(Vec::len), Some(5), "{answer}");
         assert!(get(&on.app, "/pricing", None).await.body.contains("MCP server: open now"));
+
+        // The command line makes one too, alone on its last line; and
+        // refuses a reader who is not a founder, naming why.
+        let made = fixedpoint(&db.url, &["mcp-token", "ada@example.com", "--name", "cli"]);
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let cli_token = String::from_utf8(made.stdout).unwrap().lines().last().unwrap().to_string();
+        assert_eq!(initialize(&on.base, Some(&cli_token)).await.status(), 200);
+        db.store.ensure_account("cy@example.com").await.unwrap();
+        let refused = fixedpoint(&db.url, &["mcp-token", "cy@example.com"]);
+        assert_eq!(refused.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("not a founder"));
+        let refused = fixedpoint(&db.url, &["mcp-token", "\"x\"<cy@example.com>"]);
+        assert_eq!(refused.status.code(), Some(1), "a display name is not an address");
 
         let off = site(&db, 1, &[("FIXEDPOINT_MCP", "off")]).await;
         let (status, _, message) = error_of(initialize(&off.base, Some(&token)).await).await;
@@ -361,5 +375,20 @@ both_backends! {
             .await
             .unwrap();
         assert_eq!(response.status(), 403);
+        // Nor a name that points at this machine without being the site's
+        // (DNS rebinding); the site's own address passes.
+        for (host, status) in [("rebound.example", 403), ("fixedpoint.example", 200)] {
+            let response = reqwest::Client::new()
+                .post(format!("{}/mcp", on.base))
+                .bearer_auth(&token)
+                .header("host", host)
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2025-11-25")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), status, "Host: {host}");
+        }
     }
 }

@@ -17,7 +17,7 @@ use auditor::{FileReport, Language};
 use leptos::html::Textarea;
 use leptos::prelude::*;
 use leptos::server::SharedValue;
-use leptos_meta::Title;
+use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use self::client::EngineEvent;
@@ -377,7 +377,6 @@ pub fn AuditPage() -> impl IntoView {
                             spellcheck="false"
                             autocomplete="off"
                             autocapitalize="off"
-                            wrap="off"
                             aria-describedby="audit-privacy"
                             prop:value=move || placed.get()
                             on:input=move |event| {
@@ -449,6 +448,7 @@ pub fn AuditPage() -> impl IntoView {
 
     view! {
         <Title text="Audit a loop"/>
+        <Meta name="description" content="Paste an agent loop: which of eight exit conditions it implements, and whether it can tell that it has finished."/>
         <section class="audit-page">
             <header class="audit-intro">
                 <h1>"Audit a loop"</h1>
