@@ -62,24 +62,50 @@ impl TeamRole {
     }
 }
 
-/// An email address as accounts are keyed: trimmed and lowercased, checked
-/// for the shape `local@domain.tld` without spaces or control characters.
+/// An email address as accounts are keyed: parsed as a bare address
+/// (`local@domain`, RFC 5322's dot-atom form), trimmed and lowercased. What
+/// a mail library would read as something else is refused, not cleaned: a
+/// display name or angle brackets (`"7"<ada@example.com>` would mail Ada
+/// while counting as a new address against the per-address limits),
+/// comments, quotes, whitespace, control characters, and the invisible
+/// formatting characters (bidirectional overrides, zero-width spaces) that
+/// make two addresses look alike. Every per-address limit, sign-in,
+/// invitations and the command line count this form.
 pub fn normalize_email(raw: &str) -> Result<String, AccountsError> {
     let email = raw.trim().to_lowercase();
-    let bad = || AccountsError::BadEmail { email: raw.chars().take(100).collect() };
-    if email.len() > 254 || email.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    let bad =
+        || AccountsError::BadEmail { email: raw.chars().filter(|c| !c.is_control()).take(100).collect() };
+    if email.len() > 254
+        || email.chars().any(|c| c.is_whitespace() || c.is_control() || is_invisible_format(c))
+    {
         return Err(bad());
     }
     let (local, domain) = email.split_once('@').ok_or_else(bad)?;
-    let domain_ok = domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !domain.contains("..")
-        && !domain.contains('@');
-    if local.is_empty() || local.len() > 64 || !domain_ok {
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local.chars().all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|label| {
+            (1..=63).contains(&label.len())
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+        });
+    if !local_ok || !domain_ok {
         return Err(bad());
     }
     Ok(email)
+}
+
+/// Unicode's invisible formatting characters that spoof an address: the
+/// bidirectional controls, zero-width characters and the soft hyphen.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
 fn new_secret(prefix: &str) -> String {
@@ -277,10 +303,29 @@ mod tests {
             "ada@.com",
             "ada@x..com",
             "a@b@c.com",
+            // Display names, brackets, comments and quotes: a mail library
+            // would deliver these to the bare address inside.
+            "\"7\"<victim@x.test>",
+            "Victim <victim@x.test>",
+            "<victim@x.test>",
+            "victim@x.test>",
+            "victim(comment)@x.test",
+            "\"v\"@x.test",
+            "a,b@x.test",
+            "victim@x.test;other@y.test",
+            // Invisible characters that make two addresses look alike.
+            "\u{202e}victim@x.test",
+            "vic\u{200b}tim@x.test",
+            "victim@x.test\u{feff}",
+            ".victim@x.test",
+            "victim@-x.test",
         ] {
             assert!(normalize_email(bad).is_err(), "{bad:?} accepted");
         }
         assert!(normalize_email(&format!("{}@example.com", "a".repeat(65))).is_err());
+        for good in ["o'brien+news@example.co.uk", "ada.lovelace@sub.example.com", "jörg@müller.de"] {
+            assert!(normalize_email(good).is_ok(), "{good:?} refused");
+        }
     }
 }
 

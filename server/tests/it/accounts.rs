@@ -90,6 +90,19 @@ both_backends! {
         assert!(!hostile.body.contains("<script>alert(1)</script>"));
         let huge = post_form(&app, "/signin", &format!("email={}", "a".repeat(10_000)), None).await;
         assert_eq!(huge.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+        // Display names, brackets and invisible characters around someone's
+        // address are refused, so no variant walks around the per-address
+        // limit and nothing is mailed to the address inside.
+        for variant in ["%227%22%3Cvictim%40x.test%3E", "Victim+%3Cvictim%40x.test%3E", "%E2%80%AEvictim%40x.test", "victim%E2%80%8B%40x.test"] {
+            let refused = post_form(&app, "/signin", &format!("email={variant}"), None).await;
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{variant}");
+        }
+        let mailed: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM outbox WHERE recipient LIKE '%victim%'")
+            .fetch_one(db.store.pool())
+            .await
+            .unwrap();
+        assert_eq!(mailed, 0);
     }
 }
 
