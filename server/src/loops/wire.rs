@@ -145,7 +145,11 @@ impl RoundReport {
                 let code = required_text(error.get("code"), "error.code", MAX_ERROR_CODE_CHARS)?;
                 let body = match error.get("body") {
                     None | Some(Value::Null) => String::new(),
-                    Some(Value::String(text)) => text.clone(),
+                    Some(Value::String(text)) => {
+                        no_nul(text, "error.body")?;
+                        text.clone()
+                    }
+                    // JSON text escapes a NUL as \u0000: nothing to refuse.
                     Some(other) => other.to_string(),
                 };
                 Some(RoundError { code, body })
@@ -301,10 +305,12 @@ fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
             field: Some(field("target")),
             message: format!("{}: {}", field("target"), strip_serde_position(&error.to_string())),
         })?;
-    let target_text_length = match &target {
-        Target::Code { path, .. } => path.chars().count(),
-        Target::Other { id } => id.chars().count(),
+    let target_text = match &target {
+        Target::Code { path, .. } => path,
+        Target::Other { id } => id,
     };
+    no_nul(target_text, &field("target"))?;
+    let target_text_length = target_text.chars().count();
     if target_text_length > MAX_TARGET_CHARS {
         return Err(LoopsError::Invalid {
             field: Some(field("target")),
@@ -325,7 +331,10 @@ fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
     let criterion = required_text(object.get("criterion"), &field("criterion"), MAX_CRITERION_CHARS)?;
     let message = match object.get("message") {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(text)) => text.clone(),
+        Some(Value::String(text)) => {
+            no_nul(text, &field("message"))?;
+            text.clone()
+        }
         Some(_) => {
             return Err(LoopsError::Invalid {
                 field: Some(field("message")),
@@ -334,6 +343,19 @@ fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
         }
     };
     Ok(Finding { key: FindingKey::new(target, severity, criterion), message })
+}
+
+/// Refuses a NUL character in text that is stored: PostgreSQL's text
+/// cannot hold one (it answered 500) while SQLite stored it, and both
+/// backends must answer alike.
+fn no_nul(text: &str, field: &str) -> Result<(), LoopsError> {
+    if text.contains('\u{0}') {
+        return Err(LoopsError::Invalid {
+            field: Some(field.to_string()),
+            message: format!("{field} must not contain NUL characters"),
+        });
+    }
+    Ok(())
 }
 
 /// serde's messages end in "at line 1 column 40", which points into a

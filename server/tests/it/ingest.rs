@@ -210,6 +210,12 @@ both_backends! {
             (json!({"round": 1, "state": "a", "spent": {"usd": -1}}), "spent.usd"),
             (json!({"round": 1, "state": "a", "exit": "E0"}), "exit"),
             (json!({"round": 1, "state": "a", "error": {"body": "x"}}), "error.code"),
+            // NUL: PostgreSQL cannot store it, so neither database takes it.
+            (json!({"round": 1, "state": "a", "findings": [{"target": {"id": "a\u{0}b"}, "severity": "info", "criterion": "c"}]}), "findings[0].target"),
+            (json!({"round": 1, "state": "a", "findings": [{"target": {"path": "src/a\u{0}.rs"}, "severity": "info", "criterion": "c"}]}), "findings[0].target"),
+            (json!({"round": 1, "state": "a", "findings": [{"target": {"id": "t"}, "severity": "info", "criterion": "c", "message": "m\u{0}"}]}), "findings[0].message"),
+            (json!({"round": 1, "state": "a", "error": {"code": "500", "body": "stack\u{0}trace"}}), "error.body"),
+            (json!({"round": 1, "state": "a\u{0}"}), "state"),
         ];
         for (body, field) in cases {
             let (status, error) = h.post("fragile", body.clone()).await;
