@@ -92,7 +92,7 @@ pub struct RoundReport {
 impl RoundReport {
     /// Reads a request body. Every refusal names its field.
     pub fn from_json(bytes: &[u8]) -> Result<RoundReport, LoopsError> {
-        let value: Value = serde_json::from_slice(bytes).map_err(|error| LoopsError::Invalid {
+        let value: Value = strict_json(bytes).map_err(|error| LoopsError::Invalid {
             field: None,
             message: format!("body is not valid JSON: {error}"),
         })?;
@@ -222,7 +222,7 @@ impl Heartbeat {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Heartbeat { run: None, blocked: None });
         }
-        let value: Value = serde_json::from_slice(bytes).map_err(|error| LoopsError::Invalid {
+        let value: Value = strict_json(bytes).map_err(|error| LoopsError::Invalid {
             field: None,
             message: format!("body is not valid JSON: {error}"),
         })?;
@@ -343,6 +343,80 @@ fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
         }
     };
     Ok(Finding { key: FindingKey::new(target, severity, criterion), message })
+}
+
+/// Parses JSON as `serde_json` does, except that an object holding a key
+/// twice is refused (serde_json keeps the last, so `{"round":1,"round":2}`
+/// would be stored as round 2 without a word).
+pub fn strict_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    serde_json::from_slice::<Strict>(bytes).map(|Strict(value)| value)
+}
+
+/// A JSON value whose objects hold each key once.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Strict, D::Error> {
+        deserializer.deserialize_any(StrictVisitor)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = Strict;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Strict, E> {
+        Ok(Strict(Value::Bool(value)))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Strict, E> {
+        Ok(Strict(Value::from(value)))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Strict, E> {
+        Ok(Strict(Value::from(value)))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Strict, E> {
+        Ok(Strict(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Strict, E> {
+        Ok(Strict(Value::String(value.to_owned())))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Strict, E> {
+        Ok(Strict(Value::String(value)))
+    }
+
+    fn visit_unit<E>(self) -> Result<Strict, E> {
+        Ok(Strict(Value::Null))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Strict(Value::Array(items)))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!("the key {key:?} is given twice")));
+            }
+            let Strict(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Strict(Value::Object(object)))
+    }
 }
 
 /// Refuses a NUL character in text that is stored: PostgreSQL's text
@@ -538,6 +612,19 @@ mod tests {
             }
         }
         assert_eq!(Heartbeat::from_json(b"").unwrap(), Heartbeat { run: None, blocked: None });
+    }
+
+    #[test]
+    fn json_with_a_key_twice_is_refused_at_any_depth() {
+        let body = br#"{"round": 1, "state": "a", "findings": [{"target": {"id": "x"}, "severity": "info", "criterion": "c"}], "spent": {"usd": 0.5, "tokens": 7}}"#;
+        assert_eq!(strict_json(body).unwrap(), serde_json::from_slice::<Value>(body).unwrap());
+        for twice in
+            [&br#"{"round": 1, "round": 2}"#[..], br#"{"findings": [{"target": {"id": "a", "id": "b"}}]}"#]
+        {
+            let error = strict_json(twice).unwrap_err().to_string();
+            assert!(error.contains("given twice"), "{error}");
+        }
+        assert!(RoundReport::from_json(br#"{"round": 1, "state": "a", "state": "b"}"#).is_err());
     }
 
     #[test]

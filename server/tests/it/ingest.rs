@@ -226,6 +226,9 @@ both_backends! {
         let (status, error) = h.post_raw("fragile", "{\"round\": 1,".to_string()).await;
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(error["error"].as_str().unwrap().contains("not valid JSON"));
+        let (status, error) = h.post_raw("fragile", r#"{"round": 1, "round": 2, "state": "a"}"#.to_string()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "a key given twice: {error}");
+        assert!(error["error"].as_str().unwrap().contains("\"round\" is given twice"), "{error}");
         // Nothing was stored: not even the loop exists.
         let (status, _) = h.history("fragile", "").await;
         assert_eq!(status, StatusCode::NOT_FOUND);
