@@ -134,6 +134,16 @@ impl Config {
     /// process environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let non_empty = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+        // A positive whole number, or its default when unset.
+        let positive = |name: &'static str, default: u32| match non_empty(name) {
+            None => Ok(default),
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or(ConfigError::BadNumber { name, value }),
+        };
         let addr_text = non_empty("FIXEDPOINT_ADDR").unwrap_or_else(|| DEFAULT_ADDR.to_string());
         let addr: SocketAddr =
             addr_text.trim().parse().map_err(|_| ConfigError::BadAddr { value: addr_text.clone() })?;
@@ -153,28 +163,15 @@ impl Config {
                 .filter(|bytes| *bytes > 0)
                 .ok_or(ConfigError::BadIngestMaxBytes { value })?,
         };
-        let audit_rate_per_minute = match non_empty("FIXEDPOINT_AUDIT_RATE_PER_MINUTE") {
-            None => DEFAULT_AUDIT_RATE_PER_MINUTE,
-            Some(value) => match value.trim().parse::<u32>() {
-                Ok(rate) if rate > 0 => rate,
-                _ => return Err(ConfigError::BadNumber { name: "FIXEDPOINT_AUDIT_RATE_PER_MINUTE", value }),
-            },
-        };
+        let audit_rate_per_minute =
+            positive("FIXEDPOINT_AUDIT_RATE_PER_MINUTE", DEFAULT_AUDIT_RATE_PER_MINUTE)?;
         let smtp_url = non_empty("SMTP_URL").map(|url| url.trim().to_string());
         if let Some(url) = &smtp_url {
             if !url.starts_with("smtp://") {
                 return Err(ConfigError::BadSmtpUrl { value: url.clone() });
             }
         }
-        let signin_rate_per_minute = match non_empty("FIXEDPOINT_SIGNIN_RATE_PER_MINUTE") {
-            None => 20,
-            Some(value) => value
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", value })?,
-        };
+        let signin_rate_per_minute = positive("FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", 20)?;
         let stripe = match non_empty("STRIPE_SECRET_KEY") {
             None => None,
             Some(secret_key) => {
@@ -197,15 +194,7 @@ impl Config {
                 })
             }
         };
-        let founder_seats = match non_empty("FIXEDPOINT_FOUNDER_SEATS") {
-            None => 100,
-            Some(value) => value
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_FOUNDER_SEATS", value })?,
-        };
+        let founder_seats = positive("FIXEDPOINT_FOUNDER_SEATS", 100)?;
         let allow_private_webhooks = non_empty("FIXEDPOINT_ALLOW_PRIVATE_WEBHOOKS")
             .is_some_and(|value| matches!(value.trim(), "1" | "true" | "yes"));
         let mcp = match non_empty("FIXEDPOINT_MCP").map(|value| value.trim().to_ascii_lowercase()) {
@@ -217,15 +206,7 @@ impl Config {
                 _ => return Err(ConfigError::BadMcpSwitch { value }),
             },
         };
-        let mcp_rate_per_minute = match non_empty("FIXEDPOINT_MCP_RATE_PER_MINUTE") {
-            None => 120,
-            Some(value) => value
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_MCP_RATE_PER_MINUTE", value })?,
-        };
+        let mcp_rate_per_minute = positive("FIXEDPOINT_MCP_RATE_PER_MINUTE", 120)?;
         Ok(Config {
             mcp,
             mcp_rate_per_minute,

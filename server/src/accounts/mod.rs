@@ -23,13 +23,14 @@ use thiserror::Error;
 
 use crate::store::StoreError;
 
+pub(crate) use people::new_secret;
 pub use people::{
     normalize_email, Account, AccountSummary, Membership, TeamMember, TeamRole, SESSION_PREFIX,
     SESSION_TTL_MS, SIGNIN_PREFIX, SIGNIN_TTL_MS,
 };
 pub use teams::{valid_team_slug, Team};
 pub use tokens::{hash_loop_token, LoopToken, NewLoopToken, TokenIdentity, LOOP_TOKEN_PREFIX};
-pub(crate) use tokens::{LAST_USED_RESOLUTION_MS, TOKEN_TOUCH};
+pub(crate) use tokens::{valid_token_name, LAST_USED_RESOLUTION_MS, TOKEN_TOUCH};
 
 /// Errors of the accounts area. The store's own errors are wrapped, and the
 /// web layer never shows their text.

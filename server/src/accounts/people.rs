@@ -108,7 +108,9 @@ fn is_invisible_format(c: char) -> bool {
         | '\u{2066}'..='\u{2069}' | '\u{feff}')
 }
 
-fn new_secret(prefix: &str) -> String {
+/// A new secret: `prefix` and 256 random bits in hex (sign-in links,
+/// sessions, loop and MCP tokens).
+pub(crate) fn new_secret(prefix: &str) -> String {
     let bytes: [u8; 32] = rand::random();
     format!("{prefix}{}", hex::encode(bytes))
 }

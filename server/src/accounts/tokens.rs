@@ -44,11 +44,11 @@ pub fn hash_loop_token(secret: &str) -> String {
 }
 
 fn new_secret() -> String {
-    let bytes: [u8; 32] = rand::random();
-    format!("{LOOP_TOKEN_PREFIX}{}", hex::encode(bytes))
+    super::people::new_secret(LOOP_TOKEN_PREFIX)
 }
 
-fn valid_token_name(name: &str) -> bool {
+/// A token's name (loop and MCP tokens): 1 to 64 printable characters.
+pub(crate) fn valid_token_name(name: &str) -> bool {
     let length = name.chars().count();
     (1..=64).contains(&length) && !name.chars().any(char::is_control) && !name.trim().is_empty()
 }

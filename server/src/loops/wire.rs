@@ -456,14 +456,7 @@ fn positive_u32(value: Option<&Value>, field: &str) -> Result<u32, LoopsError> {
 fn required_text(value: Option<&Value>, field: &str, max_chars: usize) -> Result<String, LoopsError> {
     match value {
         Some(Value::String(text)) if !text.trim().is_empty() && text.chars().count() <= max_chars => {
-            if text.contains('\u{0}') {
-                // PostgreSQL text cannot hold NUL; refusing it here keeps the
-                // two backends answering alike.
-                return Err(LoopsError::Invalid {
-                    field: Some(field.to_string()),
-                    message: format!("{field} must not contain NUL characters"),
-                });
-            }
+            no_nul(text, field)?;
             Ok(text.clone())
         }
         _ => Err(LoopsError::Invalid {

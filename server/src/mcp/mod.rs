@@ -58,14 +58,19 @@ pub async fn availability(state: &AppState) -> Result<McpAvailability, crate::bi
         McpSwitch::On => McpAvailability::Open,
         McpSwitch::Off => McpAvailability::Off,
         McpSwitch::Auto => {
-            let count = state.store.founder_count(state.config.founder_seats).await?;
-            if count.taken >= count.total {
-                McpAvailability::Open
-            } else {
-                McpAvailability::SeatsLeft(count.total - count.taken)
-            }
+            availability_of(McpSwitch::Auto, &state.store.founder_count(state.config.founder_seats).await?)
         }
     })
+}
+
+/// The switch's answer for a seat count already read.
+pub fn availability_of(switch: McpSwitch, count: &crate::billing::FounderCount) -> McpAvailability {
+    match switch {
+        McpSwitch::On => McpAvailability::Open,
+        McpSwitch::Off => McpAvailability::Off,
+        McpSwitch::Auto if count.taken >= count.total => McpAvailability::Open,
+        McpSwitch::Auto => McpAvailability::SeatsLeft(count.total - count.taken),
+    }
 }
 
 /// `/mcp`, behind its gate.

@@ -130,9 +130,9 @@ pub async fn account_view(
 /// The MCP section of a founder's account page.
 async fn mcp_view(state: &AppState, account: &Account) -> Result<McpView, NewsletterError> {
     let invalid = |error: &dyn std::fmt::Display| NewsletterError::Invalid(error.to_string());
-    let availability = crate::mcp::availability(state).await.map_err(|error| invalid(&error))?;
     let count =
         state.store.founder_count(state.config.founder_seats).await.map_err(|error| invalid(&error))?;
+    let availability = crate::mcp::availability_of(state.config.mcp, &count);
     let seats =
         app::pages::pricing::FounderSeats { taken: count.taken, total: count.total, open: count.open };
     let switch = crate::billing::web::mcp_switch_name(state.config.mcp);
