@@ -393,34 +393,67 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
     count
 }
 
-fn judge_links(
-    facts: &Facts,
-    lines: &Lines<'_>,
-    found: &mut BTreeMap<ExitId, Vec<Range<usize>>>,
-    warnings: &mut Vec<Warning>,
-) {
-    let mut stale_warned = HashSet::default();
-    let provenance = Provenance::new(facts);
+/// What became of one exit link: the exit its clause expresses, and why it
+/// was not kept when it was not.
+pub(crate) struct LinkJudgement {
+    pub exit: Option<ExitId>,
+    pub dropped: Option<&'static str>,
+}
+
+/// Judges every link of `facts`: which exit its clause expresses, and
+/// whether a nearer guard, a followed callee or a flag the loop decides
+/// itself takes the word from it.
+fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) -> Vec<LinkJudgement> {
     // Functions whose checks the walk follows: a condition that calls one
     // is judged by those checks, not by the function's name.
     let followed: HashSet<&str> = facts
         .function_exits
         .iter()
-        .filter(|exit| !exit.clauses.is_empty() || !exit.values.is_empty())
+        .filter(|exit| {
+            !exit.clauses.is_empty()
+                || !exit.values.is_empty()
+                || exit.returned_name.as_ref().is_some_and(|name| {
+                    facts.local_flag_sets.iter().any(|s| s.function == exit.function && &s.name == name)
+                })
+        })
         .filter_map(|exit| facts.functions[exit.function].name.as_deref())
         .collect();
-    let classified: Vec<Option<ExitId>> = facts
+    // The clauses whose followed callee said something: checks behind a
+    // call judge the call only when they name an exit; a callee whose checks
+    // say nothing leaves the word to the call's own name.
+    let spoke: HashSet<usize> = facts
+        .links
+        .iter()
+        .filter_map(|link| link.via.as_ref().map(|via| (link, via.start)))
+        .filter(|(link, _)| rules::classify_link(provenance, link).is_some())
+        .map(|(_, start)| start)
+        .collect();
+    let mut judgements: Vec<LinkJudgement> = facts
         .links
         .iter()
         .map(|link| {
-            let clause = facts.clauses.get(link.clause)?;
-            if link.via.is_none() && judged_by_callee(facts, clause, &followed) {
-                return None;
-            }
-            if link.role == Role::LoopCondition && facts.decided_flags.contains(&link.clause) {
-                return None;
-            }
-            rules::classify_link(&provenance, link)
+            let Some(clause) = facts.clauses.get(link.clause) else {
+                return LinkJudgement { exit: None, dropped: Some("no clause") };
+            };
+            let callee_spoke = spoke.contains(&clause.range.start);
+            let dropped = if link.via.is_none() && callee_spoke && judged_by_callee(facts, clause, &followed)
+            {
+                Some("judged by its callee")
+            } else if link.role == Role::LoopCondition
+                && facts.decided_flags.contains(&link.clause)
+                && (facts.transparent_flags.contains(&link.clause)
+                    || facts.opaque_flags.get(&link.clause).is_none_or(|values| {
+                        callee_spoke || values.iter().any(|start| spoke.contains(start))
+                    }))
+            {
+                Some("a flag the loop decides itself")
+            } else {
+                None
+            };
+            // A dropped link is classified only to explain it (the trace).
+            let exit =
+                if dropped.is_none() || explain { rules::classify_link(provenance, link) } else { None };
+            LinkJudgement { exit, dropped }
         })
         .collect();
     // For each exit statement, the nearest guard that names an exit decides;
@@ -428,8 +461,8 @@ fn judge_links(
     // (an approval asked when the turn cap is hit) does not make the cap
     // around it context: the nearest bound or goal check is kept too.
     let mut nearest: HashMap<(usize, usize), (u8, u8)> = HashMap::default();
-    for (link, exit) in facts.links.iter().zip(&classified) {
-        let Some(exit) = exit else { continue };
+    for (link, judgement) in facts.links.iter().zip(&judgements) {
+        let (Some(exit), None) = (judgement.exit, judgement.dropped) else { continue };
         if link.via.is_none() && matches!(link.role, Role::Guard | Role::Handler) {
             let entry = nearest.entry((link.loop_id, link.site.start)).or_insert((u8::MAX, u8::MAX));
             entry.0 = entry.0.min(link.depth);
@@ -438,22 +471,34 @@ fn judge_links(
             }
         }
     }
-    for (link, exit) in facts.links.iter().zip(&classified) {
-        let Some(clause) = facts.clauses.get(link.clause) else { continue };
-        let Some(id) = *exit else {
-            continue;
-        };
+    for (link, judgement) in facts.links.iter().zip(judgements.iter_mut()) {
+        let (Some(id), None) = (judgement.exit, judgement.dropped) else { continue };
         if link.depth >= facts::SKIPPED_DEPTH && id != ExitId::E1 {
-            continue;
-        }
-        if link.via.is_none()
+            judgement.dropped = Some("beyond the guards read");
+        } else if link.via.is_none()
             && matches!(link.role, Role::Guard | Role::Handler)
             && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|(any, core)| {
                 link.depth > *any && !(id.kind() != crate::ExitKind::External && link.depth == *core)
             })
         {
-            continue;
+            judgement.dropped = Some("a nearer guard decides");
         }
+    }
+    judgements
+}
+
+fn judge_links(
+    facts: &Facts,
+    lines: &Lines<'_>,
+    found: &mut BTreeMap<ExitId, Vec<Range<usize>>>,
+    warnings: &mut Vec<Warning>,
+) {
+    let mut stale_warned = HashSet::default();
+    let provenance = Provenance::new(facts);
+    let judgements = judge_each_link(facts, &provenance, false);
+    for (link, judgement) in facts.links.iter().zip(&judgements) {
+        let Some(clause) = facts.clauses.get(link.clause) else { continue };
+        let (Some(id), None) = (judgement.exit, judgement.dropped) else { continue };
         if id == ExitId::E5 && link.role == Role::Guard {
             let view = ClauseView::new(&provenance, clause, link.role, Some(link.loop_id), false);
             if let Some(name) = rules::e5_no_progress::stale_operand(facts, &view, link.loop_id) {
@@ -837,6 +882,23 @@ fn follow_returns(
 ) {
     for &function in callees(facts, by_name, name, loop_range) {
         for exit in facts.function_exits.iter().filter(|e| e.function == function) {
+            // `return should_stop, reason`: the function answers yes under
+            // the guards that turned its flag on.
+            if let Some(name) = &exit.returned_name {
+                for set in facts.local_flag_sets.iter().filter(|s| s.function == function && &s.name == name)
+                {
+                    for &clause in &set.guards {
+                        out.push(facts::ExitLink {
+                            clause,
+                            role: Role::Guard,
+                            loop_id,
+                            site: set.range.clone(),
+                            via: Some(via.clone()),
+                            depth: 0,
+                        });
+                    }
+                }
+            }
             for &clause in exit.clauses.iter().chain(&exit.values) {
                 out.push(facts::ExitLink {
                     clause,
@@ -944,22 +1006,25 @@ pub(crate) fn trace_links(source: &str, language: Language) -> Vec<String> {
     link_flag_setters(&mut facts);
     link_calls(&mut facts);
     let provenance = Provenance::new(&facts);
+    let judgements = judge_each_link(&facts, &provenance, true);
     facts
         .links
         .iter()
-        .filter_map(|link| {
+        .zip(&judgements)
+        .filter_map(|(link, judgement)| {
             let clause = facts.clauses.get(link.clause)?;
             let view = ClauseView::new(&provenance, clause, link.role, Some(link.loop_id), true);
             let text: String = source.get(clause.range.clone()).unwrap_or("").chars().take(60).collect();
             let mut words: Vec<&str> = view.words.iter().copied().collect();
             words.sort_unstable();
             Some(format!(
-                "L{} {:?} loop {} `{}` -> {:?} words {:?} literals {:?}{}{}{}{}{}{}",
+                "L{} {:?} loop {} `{}` -> {:?}{} words {:?} literals {:?}{}{}{}{}{}{}",
                 lines.line_of(clause.range.start),
                 link.role,
                 link.loop_id,
                 text.replace('\n', " "),
-                rules::classify_link(&provenance, link),
+                judgement.exit,
+                judgement.dropped.map(|why| format!(" DROPPED ({why})")).unwrap_or_default(),
                 words,
                 view.literals,
                 if clause.negated { " negated" } else { "" },

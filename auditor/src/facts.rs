@@ -240,6 +240,10 @@ pub(crate) struct Definition {
     pub words: Vec<String>,
     pub idents: Vec<String>,
     pub callees: Vec<String>,
+    /// The words of the string literals a search made of the value looks
+    /// for (`m = re.search(r"Status: success", reply)`, `found =
+    /// out.includes("DONE")`): what a truthy value means was found.
+    pub searched: Vec<String>,
 }
 
 impl Facts {
@@ -310,6 +314,21 @@ pub(crate) struct FunctionExit {
     pub raises: bool,
     /// The clauses of a returned condition (`return self.steps >= self.max`).
     pub values: Vec<usize>,
+    /// A local name returned as it is, alone or first of a tuple (`return
+    /// should_stop, reason`): the function's answer is that flag, set under
+    /// the guards of its assignments (`local_flag_sets`).
+    pub returned_name: Option<String>,
+}
+
+/// A local name set to a truthy plain value in a function, outside its
+/// loops (`should_stop = True` under `if info.terminated:`), with the
+/// guards above it: why the function answers yes when it returns the name.
+#[derive(Debug, Clone)]
+pub(crate) struct LocalFlagSet {
+    pub function: usize,
+    pub name: String,
+    pub range: Range<usize>,
+    pub guards: Vec<usize>,
 }
 
 pub(crate) struct Facts {
@@ -330,10 +349,19 @@ pub(crate) struct Facts {
     /// Simple names of functions called inside loop bodies.
     pub called_in_loops: HashSet<String>,
     pub flag_assigns: Vec<FlagAssign>,
+    pub local_flag_sets: Vec<LocalFlagSet>,
     /// Loop-condition clauses that are flags the loop sets itself (`while
     /// not self.stop_flag` with `self.stop_flag = True` in its body): the
     /// assignments' conditions say why it ends, not the flag's name.
     pub decided_flags: HashSet<usize>,
+    /// Of those, the flags taken whole from a call (`obs, reward, done, info
+    /// = env.step(a)`), with where each such value starts: unless the checks
+    /// behind one of those calls say why, the flag's own name is the best
+    /// word for why the loop ends.
+    pub opaque_flags: HashMap<usize, Vec<usize>>,
+    /// Decided flags with at least one assignment that says why (a
+    /// comparison, a plain value under guards).
+    pub transparent_flags: HashSet<usize>,
     /// Start bytes of `return` statements that return a value.
     pub return_sites: HashSet<usize>,
     /// The flags of each loop's condition: `(loop, name, polarity)`.
@@ -590,6 +618,34 @@ fn last_identifier(text: &str) -> &str {
     text.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).find(|part| !part.is_empty()).unwrap_or("")
 }
 
+/// Calls that look for a text in another (`re.search`, `includes`,
+/// `strings.Contains`): their literal arguments are what is looked for.
+fn is_search_callee(name: &str) -> bool {
+    matches!(
+        name,
+        "search"
+            | "match"
+            | "fullmatch"
+            | "findall"
+            | "includes"
+            | "contains"
+            | "Contains"
+            | "test"
+            | "find"
+            | "indexOf"
+            | "MatchString"
+            | "FindString"
+            | "FindStringSubmatch"
+            | "is_match"
+            | "startswith"
+            | "endswith"
+            | "startsWith"
+            | "endsWith"
+            | "HasPrefix"
+            | "HasSuffix"
+    )
+}
+
 fn strip_quotes(text: &str) -> &str {
     // String prefixes (`r"..."`, `f'...'`, `b"..."`, `r#"..."#`) come off only
     // when a quote follows them; then the quotes themselves.
@@ -693,7 +749,10 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         passed: HashSet::default(),
         called_in_loops: HashSet::default(),
         flag_assigns: Vec::new(),
+        local_flag_sets: Vec::new(),
         decided_flags: HashSet::default(),
+        opaque_flags: HashMap::default(),
+        transparent_flags: HashSet::default(),
         return_sites: HashSet::default(),
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
@@ -1552,6 +1611,7 @@ impl<'s, 't> Walker<'s, 't> {
                     words: vec!["input".to_string()],
                     idents: Vec::new(),
                     callees: Vec::new(),
+                    searched: Vec::new(),
                 });
             }
         }
@@ -1711,6 +1771,15 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
+    /// Whether a value is a call, awaited or not (`f(x)`, `await g()`).
+    fn is_call_value(&self, value: Node<'t>) -> bool {
+        let inner = match value.kind() {
+            "await" | "await_expression" => value.named_child(0).unwrap_or(value),
+            _ => value,
+        };
+        matches!(self.syn_of(inner), Syn::Call)
+    }
+
     fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
         let (target, value) = match (self.family, node.kind()) {
             (_, "variable_declarator") => (self.field(node, "name"), self.field(node, "value")),
@@ -1762,7 +1831,7 @@ impl<'s, 't> Walker<'s, 't> {
         // The words of the right-hand side without its argument lists: for
         // `elapsed = time.time() - start` they are `time`, `start`; for
         // `resp = client.create(max_tokens=100)` they do not include tokens.
-        let (words, idents, callees) = self.rhs_words(value);
+        let (words, idents, callees, searched) = self.rhs_words(value);
         for name in &targets {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {
@@ -1772,6 +1841,7 @@ impl<'s, 't> Walker<'s, 't> {
                     words: words.clone(),
                     idents: idents.clone(),
                     callees: callees.clone(),
+                    searched: searched.clone(),
                 });
             }
         }
@@ -1808,10 +1878,19 @@ impl<'s, 't> Walker<'s, 't> {
         if plain_value {
             self.link_continue_assignments(&targets, value_text, node);
         }
+        // A flag taken whole from a call (`obs, reward, done, info =
+        // env.step(a)`, `done = await self.step()`) says no more than its
+        // name: the call decides, and its name is the best word for why.
+        let opaque_value = !plain_value && (targets.len() > 1 || self.is_call_value(value));
         for (frame, id, flag_index, runs_while_truthy) in flagged {
             self.facts.loops[id].exit_sites += 1;
             if let Some(&clause) = self.flag_clauses.get(&(id, flag_index)) {
                 self.facts.decided_flags.insert(clause);
+                if opaque_value {
+                    self.facts.opaque_flags.entry(clause).or_default().push(value.start_byte());
+                } else {
+                    self.facts.transparent_flags.insert(clause);
+                }
             }
             let site = node.byte_range();
             let mut clauses = self.clauses_of(&[value]);
@@ -1852,6 +1931,28 @@ impl<'s, 't> Walker<'s, 't> {
         // Only a field or a module's name can be set by other code than the
         // function that holds the loop; a local of some function cannot.
         let settable_elsewhere = targets.len() == 1 && (targets[0].contains('.') || function.is_none());
+        // A local flag turned on outside any loop of its function: the
+        // function may return it as its answer.
+        let truthy = matches!(value_text, "True" | "true");
+        if plain_value
+            && truthy
+            && targets.len() == 1
+            && !settable_elsewhere
+            && self.innermost_loop().is_none()
+            && self.facts.local_flag_sets.len() < 256
+        {
+            if let Some(function) = function {
+                let guards = self.guard_clauses_above(self.innermost_function_frame());
+                if !guards.is_empty() {
+                    self.facts.local_flag_sets.push(LocalFlagSet {
+                        function,
+                        name: targets[0].clone(),
+                        range: node.byte_range(),
+                        guards,
+                    });
+                }
+            }
+        }
         if plain_value && settable_elsewhere && self.facts.flag_assigns.len() < 256 {
             let floor = self.innermost_function_frame();
             let guards = self.guard_clauses_above(floor);
@@ -2001,10 +2102,11 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// The words, names and called names of an assigned value, without its
     /// argument lists.
-    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>) {
+    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
         let mut words = Vec::new();
         let mut idents = Vec::new();
         let mut callees = Vec::new();
+        let mut searched = Vec::new();
         // Each entry: a node and whether it names a called function.
         let mut stack = vec![(node, false)];
         let mut visited = 0;
@@ -2020,6 +2122,14 @@ impl<'s, 't> Walker<'s, 't> {
                 let text = self.text(n);
                 if text.len() < 200 && (text.contains("stdin") || text.contains("Stdin")) {
                     words.push("stdin".to_string());
+                }
+                if callees.last().is_some_and(|name: &String| is_search_callee(name)) {
+                    let mut cursor = n.walk();
+                    for argument in n.named_children(&mut cursor).take(4) {
+                        if self.syn_of(argument) == Syn::Str && self.text(argument).len() <= 200 {
+                            searched.extend(canonical_words(strip_quotes(self.text(argument))));
+                        }
+                    }
                 }
                 continue;
             }
@@ -2051,7 +2161,7 @@ impl<'s, 't> Walker<'s, 't> {
                 stack.push((child, names_callee));
             }
         }
-        (words, idents, callees)
+        (words, idents, callees, searched)
     }
 
     fn enter_kwarg(&mut self, node: Node<'t>, is_pair: bool) {
@@ -2437,6 +2547,12 @@ impl<'s, 't> Walker<'s, 't> {
             Some(value) if self.is_condition(value) => self.clauses_of(&[value]),
             _ => Vec::new(),
         };
+        let first = value.map(|v| match v.kind() {
+            "tuple" | "expression_list" | "pattern_list" => v.named_child(0).unwrap_or(v),
+            _ => v,
+        });
+        let returned_name =
+            first.filter(|v| matches!(v.kind(), "identifier")).map(|v| self.text(v).to_string());
         self.facts.function_exits.push(FunctionExit {
             function,
             clauses,
@@ -2444,6 +2560,7 @@ impl<'s, 't> Walker<'s, 't> {
             returns_end,
             raises,
             values,
+            returned_name,
         });
     }
 

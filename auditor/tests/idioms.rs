@@ -465,3 +465,61 @@ fn framework_shaped_typescript_loops() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_flag_taken_whole_from_a_call_speaks_by_its_name() {
+    // `done` comes out of the environment's step: nothing in the loop says
+    // why, so the flag's own name does.
+    let env_step = "async def rollout(env, agent):\n    done = False\n    while not done:\n        action = await agent(obs)\n        obs, reward, done, truncated = await env.step(action)\n    return reward\n";
+    check(Python, env_step, &[E1]);
+    // A callee in the paste that answers with a local flag is followed to
+    // the guards that turn the flag on.
+    let callee_flag = "class Agent:\n    def should_stop(self, step, info):\n        stop = False\n        if info.terminated:\n            stop = True\n        elif step >= self.max_steps:\n            stop = True\n        return stop, 'why'\n\n    def run(self, env):\n        step, should_stop = 0, False\n        while not should_stop:\n            step += 1\n            info = env.step(self.llm(env.obs))\n            should_stop, reason = self.should_stop(step, info)\n";
+    check(Python, callee_flag, &[E1, E2]);
+    assert!(
+        evidence_lines(Python, callee_flag, E1).contains(&4),
+        "{:?}",
+        evidence_lines(Python, callee_flag, E1)
+    );
+    // A callee in the paste whose checks name no exit leaves the word to
+    // the flag's name.
+    let judge = "class Tester:\n    def ends(self, reply):\n        verdict = self.llm.generate(reply)\n        if 'yes' in verdict.lower():\n            return True\n        return False\n\n    def run(self):\n        conversation_end = False\n        while not conversation_end:\n            reply = self.agent.respond(self.history)\n            conversation_end = self.ends(reply)\n";
+    check(Python, judge, &[E1]);
+}
+
+#[test]
+fn a_search_that_found_its_marker_is_goal_met() {
+    check(
+        Python,
+        "while turn < self.max_turn:\n    turn += 1\n    answer = self.llm.chat(messages).content\n    found = re.search(r\"Status:\\s*(success|done)\", answer)\n    if found:\n        break\n",
+        &[E1, E2],
+    );
+    check(
+        JavaScript,
+        "for (let i = 0; i < 10; i++) {\n  const out = await agent.run(task);\n  const finished = out.includes('TASK_COMPLETE');\n  if (finished) break;\n}\n",
+        &[E1, E2],
+    );
+    // What was searched for is no marker: nothing is claimed.
+    check(
+        Python,
+        "while True:\n    out = llm.chat(messages).content\n    m = re.search(r\"```python(.*)```\", out)\n    if m:\n        break\n",
+        &[],
+    );
+}
+
+#[test]
+fn an_emptiness_test_of_a_length_is_no_turn_cap() {
+    // `len(tool_calls) > 0` asks whether the reply has tool calls: when it
+    // has none the loop returns the answer.
+    check(
+        Go,
+        "package a\n\nfunc (a *Agent) Query(ctx context.Context) (*Response, error) {\n\tfor {\n\t\tresp, err := a.client.Chat(ctx, a.msgs)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tmessage := resp.Choices[0].Message\n\t\tif len(message.ToolCalls) > 0 {\n\t\t\ta.run(message.ToolCalls)\n\t\t\tcontinue\n\t\t}\n\t\treturn &Response{Content: message.Content}, nil\n\t}\n}\n",
+        &[E1],
+    );
+    // A build and its tests passing, their status kept in `_RC` variables.
+    check(
+        Bash,
+        "while [[ \"$iter\" -le \"$max_iter\" ]]; do\n  codex exec \"$PROMPT\"\n  BUILD_RC=1; TEST_RC=1\n  make build && BUILD_RC=0\n  make test && TEST_RC=0\n  if [[ \"$BUILD_RC\" -eq 0 && \"$TEST_RC\" -eq 0 ]]; then\n    exit 0\n  fi\n  iter=$((iter+1))\ndone\n",
+        &[E1, E2],
+    );
+}

@@ -116,6 +116,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if searches && marker_constant(view) {
         return true;
     }
+    // A search for a completion marker that found it (`m =
+    // re.search(r"Status: success", reply)` ... `if m: break`).
+    if !clause.negated
+        && !clause.ordering
+        && !view.from_input
+        && view.searched.iter().any(|word| MARKER_LITERALS.contains(word))
+    {
+        return true;
+    }
     // The step reported that it ended the loop (`if (didEndLoop) break`).
     if view.any(&["end", "ends", "ended"])
         && view.any(&["loop", "conversation", "chat", "session", "episode", "game", "dialog", "dialogue"])
@@ -149,7 +158,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A zero status is success; `status != 0` is a failure (unless read in
     // its else branch).
     let equals = clause.differs == clause.negated;
-    if view.any(&["returncode", "exitcode", "code", "status"]) && clause.equality && clause.zero && equals {
+    if view.any(&["returncode", "exitcode", "code", "status", "rc"])
+        && clause.equality
+        && clause.zero
+        && equals
+    {
         return true;
     }
     // An empty work queue (`while next_item:`, `while [ -n "$(tracker next)" ]`).

@@ -39,6 +39,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::RangeBound {
         return true;
     }
+    // A length compared with zero asks whether something is empty
+    // (`len(message.ToolCalls) > 0`), not how many passes ran.
+    if clause.zero && view.has("len") && !view.pass_counter {
+        return false;
+    }
     // A counter the loop moves by a constant each pass, whatever its name
     // (`calls_left -= 1` ... `while calls_left > 0`).
     if view.pass_counter && (clause.ordering || (clause.equality && clause.number)) {

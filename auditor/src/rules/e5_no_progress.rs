@@ -42,9 +42,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (The history's name must be the clause's own: `err != nil` is not a
     // repetition check because `err` came from a call on the session's
     // history.)
+    // (A call handed the history, `check_end(history=self.history)`, asks
+    // its own question: the history must be what the clause looks in.)
+    let asks_the_history = clause.call_root.as_deref().is_none_or(|root| {
+        crate::words::canonical_words(root)
+            .iter()
+            .any(|w| matches!(w.as_str(), "seen" | "get" | "has" | "contains" | "includes" | "count"))
+    });
     if view.has("seen")
         && !view.expanded
         && !view.has("len")
+        && asks_the_history
         && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
     {
         return true;

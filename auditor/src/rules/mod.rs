@@ -200,6 +200,9 @@ pub(crate) struct ClauseView<'a> {
     /// A name of the clause is changed by a constant somewhere in the loop,
     /// on every pass or not: it counts something (thoughts explored, tries).
     pub counted: bool,
+    /// What the search that made a name of the clause looked for
+    /// (`m = re.search(r"Status: success", reply)` ... `if m:`).
+    pub searched: HashSet<&'a str>,
 }
 
 impl<'a> ClauseView<'a> {
@@ -220,8 +223,10 @@ impl<'a> ClauseView<'a> {
         let mut assigned_in_loop = false;
         let mut from_input = false;
         let mut counted = false;
+        let mut searched: HashSet<&'a str> = HashSet::default();
         for ident in &clause.idents {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                searched.extend(definition.searched.iter().map(String::as_str));
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
                 }
@@ -256,6 +261,7 @@ impl<'a> ClauseView<'a> {
             returns_value: false,
             expanded,
             counted,
+            searched,
         }
     }
 
