@@ -126,6 +126,13 @@ pub(crate) struct Clause {
     /// (`self.running = False` in `stop()`): without words of its own it is
     /// an external event.
     pub set_outside: bool,
+    /// The clause is the collection a `for` walks, and it is a plan (`for
+    /// step in plan.steps`): the loop ends when every planned step is done.
+    pub walks_plan: bool,
+    /// The clause stands for an attempt that got through: a `return` with a
+    /// value, under no condition, in a `try` of the loop whose handlers let
+    /// the loop try again (`try: return parse(run(code)) except: fix(code)`).
+    pub attempt_succeeded: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1144,6 +1151,29 @@ impl<'s, 't> Walker<'s, 't> {
                         self.flag_clauses.insert((id, self.facts.loop_flags.len() - 1), clause);
                     }
                 }
+            }
+        }
+        // `for step in plan.steps`: a walk over the plan a model made ends
+        // when the work is done.
+        if let Some(walked) = range_bound.filter(|_| !bounded && self.innermost_loop().is_none()) {
+            let text = self.text(walked);
+            let words = if text.len() <= 120 { canonical_words(text) } else { Vec::new() };
+            if words.iter().any(|w| matches!(w.as_str(), "plan" | "planned" | "subtask" | "subtasks")) {
+                let clause = self.facts.clauses.len();
+                self.facts.clauses.push(Clause {
+                    range: walked.byte_range(),
+                    words,
+                    walks_plan: true,
+                    ..Clause::default()
+                });
+                self.facts.links.push(ExitLink {
+                    clause,
+                    role: Role::LoopCondition,
+                    loop_id: id,
+                    site: header.clone(),
+                    via: None,
+                    depth: 0,
+                });
             }
         }
         if let Some(bound) =
@@ -2373,6 +2403,20 @@ impl<'s, 't> Walker<'s, 't> {
                     groups.insert(0, (Role::Guard, clauses));
                 }
             }
+        }
+        // `try: return parse(execute(code)) except Error: code = fix(code)`:
+        // the return under no condition is the attempt that got through.
+        let returns_value =
+            matches!(node.kind(), "return_statement" | "return_expression") && node.named_child_count() > 0;
+        if returns_value && groups.is_empty() && skipped.is_empty() && self.catching_try().is_some() {
+            let clause = self.facts.clauses.len();
+            self.facts.clauses.push(Clause {
+                range: site.clone(),
+                words: vec!["pass".to_string()],
+                attempt_succeeded: true,
+                ..Clause::default()
+            });
+            groups.push((Role::Guard, vec![clause]));
         }
         for &id in &targets {
             for (depth, (role, clauses)) in groups.iter().enumerate() {

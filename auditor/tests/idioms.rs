@@ -523,3 +523,53 @@ fn an_emptiness_test_of_a_length_is_no_turn_cap() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_walk_over_a_plan_ends_when_the_work_is_done() {
+    check(
+        Python,
+        "def run(self, task):\n    plan = self.planner.plan(task)\n    for step in plan.steps:\n        response = self.executor.run(step)\n        self.done.append((step, response))\n    return self.done[-1]\n",
+        &[E1],
+    );
+    // A walk over the tool calls of one reply is no plan, and a plan walked
+    // inside another loop ends only that walk.
+    check(Python, "for call in reply.tool_calls:\n    run(call)\n", &[]);
+    check(
+        Go,
+        "package a\n\nfunc pulse(rooms []Room) {\n\tfor _, room := range rooms {\n\t\tplan := schedule(room)\n\t\tfor _, task := range plan.DueTasks {\n\t\t\trun(task)\n\t\t}\n\t}\n}\n",
+        &[],
+    );
+}
+
+#[test]
+fn an_attempt_that_gets_through_is_goal_met() {
+    // Generated code is run until it runs: the return in the `try` is the
+    // attempt that passed; the failures are counted against a limit.
+    check(
+        Python,
+        "def execute(self, code):\n    attempts = 0\n    while attempts <= self.max_retries:\n        try:\n            result = self.run_code(code)\n            return self.parse(result)\n        except Exception as e:\n            attempts += 1\n            if attempts > self.max_retries:\n                raise\n            code = self.fix(code, e)\n",
+        &[E1, E7],
+    );
+    // A retry around one request, in a function the agent's loop calls each
+    // pass, is not the agent's goal.
+    check(
+        Python,
+        "def ask(client, messages):\n    while True:\n        try:\n            return client.chat(messages)\n        except RateLimitError:\n            time.sleep(1)\n\ndef run(client, messages):\n    while True:\n        reply = ask(client, messages)\n        if not reply.tool_calls:\n            return reply.content\n        messages += execute(reply.tool_calls)\n",
+        &[E1],
+    );
+    assert!(!evidence_lines(
+        Python,
+        "def ask(client, messages):\n    while True:\n        try:\n            return client.chat(messages)\n        except RateLimitError:\n            time.sleep(1)\n\ndef run(client, messages):\n    while True:\n        reply = ask(client, messages)\n        if not reply.tool_calls:\n            return reply.content\n        messages += execute(reply.tool_calls)\n",
+        E1
+    )
+    .contains(&4));
+}
+
+#[test]
+fn a_status_that_is_no_longer_running_is_goal_met() {
+    check(
+        TypeScript,
+        "async function run(this: Agent, taskId: string) {\n  while (true) {\n    const task = await this.tasks.find(taskId);\n    if (task.status !== TaskStatus.RUNNING) {\n      return task;\n    }\n    const reply = await this.model.generate(task);\n    if (reply.setStatus === 'completed') await this.tasks.update(taskId, { status: TaskStatus.COMPLETED });\n  }\n}\n",
+        &[E1],
+    );
+}

@@ -165,6 +165,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // A status that is no longer running (`task.status !== TaskStatus.RUNNING`,
+    // `if data.status != StatusEnum.RUNNING: break`): a finishing action
+    // moved it on.
+    if (view.has("status") || view.has("state"))
+        && clause.equality
+        && clause.differs != clause.negated
+        && clause
+            .idents
+            .iter()
+            .any(|ident| ident.rsplit(['.', ':']).next().is_some_and(|last| last == "RUNNING"))
+    {
+        return true;
+    }
     // An empty work queue (`while next_item:`, `while [ -n "$(tracker next)" ]`).
     if view.role == Role::LoopCondition && view.has("next") {
         return true;

@@ -360,6 +360,15 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
         ];
         return handlers.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id);
     }
+    // A walk over a plan, and an attempt that got through, are made by the
+    // walk for goal met alone; a retry around one request that a loop
+    // calls each pass is not the agent's goal.
+    if view.clause.walks_plan {
+        return Some(ExitId::E1);
+    }
+    if view.clause.attempt_succeeded {
+        return (!view.nested).then_some(ExitId::E1);
+    }
     if e8_external_event::clause_matches(view) {
         return Some(ExitId::E8);
     }
