@@ -661,7 +661,7 @@ fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warn
     }
     for call in &facts.calls {
         let ignores = rules::is_signal_registration(call)
-            && call.arg_words.iter().any(|w| w == "interrupt")
+            && call.arg_words.iter().any(|w| w == "interrupt" || w == "sigint")
             && call.arg_words.iter().any(|w| w == "ign");
         if ignores {
             warnings.push(warning(

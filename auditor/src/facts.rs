@@ -251,6 +251,10 @@ pub(crate) struct Definition {
     /// for (`m = re.search(r"Status: success", reply)`, `found =
     /// out.includes("DONE")`): what a truthy value means was found.
     pub searched: Vec<String>,
+    /// Plain names handed to the value's calls (`line` in
+    /// `strings.TrimRight(line, "\n")`): where a value made from another
+    /// one came from, for provenance only (their words stay out).
+    pub arg_idents: Vec<String>,
 }
 
 impl Facts {
@@ -1642,6 +1646,7 @@ impl<'s, 't> Walker<'s, 't> {
                     idents: Vec::new(),
                     callees: Vec::new(),
                     searched: Vec::new(),
+                    arg_idents: Vec::new(),
                 });
             }
         }
@@ -1753,6 +1758,7 @@ impl<'s, 't> Walker<'s, 't> {
                     | "handler"
                     | "cancel"
                     | "interrupt"
+                    | "sigint"
                     | "exists"
                     | "after"
             )
@@ -1861,7 +1867,7 @@ impl<'s, 't> Walker<'s, 't> {
         // The words of the right-hand side without its argument lists: for
         // `elapsed = time.time() - start` they are `time`, `start`; for
         // `resp = client.create(max_tokens=100)` they do not include tokens.
-        let (words, idents, callees, searched) = self.rhs_words(value);
+        let (words, idents, callees, searched, arg_idents) = self.rhs_words(value);
         for name in &targets {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {
@@ -1872,6 +1878,7 @@ impl<'s, 't> Walker<'s, 't> {
                     idents: idents.clone(),
                     callees: callees.clone(),
                     searched: searched.clone(),
+                    arg_idents: arg_idents.clone(),
                 });
             }
         }
@@ -2132,11 +2139,13 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// The words, names and called names of an assigned value, without its
     /// argument lists.
-    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
+    #[allow(clippy::type_complexity)] // Five lists of one walk, named where they are taken apart.
+    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
         let mut words = Vec::new();
         let mut idents = Vec::new();
         let mut callees = Vec::new();
         let mut searched = Vec::new();
+        let mut arg_idents = Vec::new();
         // Each entry: a node and whether it names a called function.
         let mut stack = vec![(node, false)];
         let mut visited = 0;
@@ -2152,6 +2161,12 @@ impl<'s, 't> Walker<'s, 't> {
                 let text = self.text(n);
                 if text.len() < 200 && (text.contains("stdin") || text.contains("Stdin")) {
                     words.push("stdin".to_string());
+                }
+                let mut cursor = n.walk();
+                for argument in n.named_children(&mut cursor).take(4) {
+                    if self.kind_of(argument).1 && argument.child_count() == 0 && arg_idents.len() < 4 {
+                        arg_idents.push(self.text(argument).to_string());
+                    }
                 }
                 if callees.last().is_some_and(|name: &String| is_search_callee(name)) {
                     let mut cursor = n.walk();
@@ -2191,7 +2206,7 @@ impl<'s, 't> Walker<'s, 't> {
                 stack.push((child, names_callee));
             }
         }
-        (words, idents, callees, searched)
+        (words, idents, callees, searched, arg_idents)
     }
 
     fn enter_kwarg(&mut self, node: Node<'t>, is_pair: bool) {

@@ -99,7 +99,7 @@ pub(crate) fn canonical(word: &str) -> &str {
             "critic"
         }
         "input" | "readline" | "stdin" | "question" => "input",
-        "interrupt" | "sigint" | "interrupted" | "esc" => "interrupt",
+        "interrupt" | "interrupted" | "interrupts" => "interrupt",
         "detect" | "detects" | "detector" | "detected" | "detection" => "detect",
         "cancel" | "cancelled" | "canceled" | "cancellation" | "abort" | "aborted" | "shutdown"
         | "sigterm" | "sighup" | "sigusr1" | "sigquit" | "kill" | "halt" => "cancel",

@@ -573,3 +573,47 @@ fn a_status_that_is_no_longer_running_is_goal_met() {
         &[E1],
     );
 }
+
+#[test]
+fn an_interrupt_nothing_ties_to_a_person_is_a_stop_from_outside() {
+    // `self.interrupted`, set by whoever holds the agent: E8.
+    check(
+        Rust,
+        "impl Agent {\n    pub async fn run(&mut self) -> Result<String> {\n        loop {\n            if self.interrupted.load(Ordering::SeqCst) {\n                return Ok(String::new());\n            }\n            let reply = self.llm.chat(&self.history).await?;\n            if reply.tool_calls.is_empty() {\n                return Ok(reply.text);\n            }\n        }\n    }\n}\n",
+        &[E1, E8],
+    );
+    check(JavaScript, "while (true) {\n  if (checkInterrupt()) break;\n  await step();\n}\n", &[E8]);
+    // Ctrl-C is a person's.
+    check(Python, "try:\n    while True:\n        step()\nexcept KeyboardInterrupt:\n    pass\n", &[E6]);
+    check(
+        Python,
+        "import signal, sys\ndef on_sigint(sig, frame):\n    sys.exit(0)\nsignal.signal(signal.SIGINT, on_sigint)\nwhile True:\n    step()\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn stops_that_are_no_stop_from_outside() {
+    // The end of what a loop walks, a stop span, a signal handed to one
+    // request, a completion tool's stop.
+    check(
+        Python,
+        "while True:\n    try:\n        event = next(stream)\n    except StopIteration:\n        break\n    handle(event)\n",
+        &[],
+    );
+    check(
+        Go,
+        "package a\n\nfunc (a *A) Run(ctx context.Context) error {\n\tfor i := 0; i < a.max; i++ {\n\t\terr := a.tracer.SpanStop(ctx)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E2],
+    );
+    check(
+        TypeScript,
+        "for (let turn = 0; turn < maxTurns; turn++) {\n  const reply = await client.create({ messages }, { signal: controller.signal });\n  if (!reply.toolCalls.length) return reply.text;\n}\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "while True:\n    action = agent.act(obs)\n    obs = env.run(action)\n    if self.complete_tool.should_stop:\n        return self.complete_tool.answer\n",
+        &[E1],
+    );
+}

@@ -92,7 +92,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // This pass's reply says it stopped (`res.Stopped`, `response.stop`), or
     // the loop decided it should (`should_stop = True` on a finishing tool).
-    if (view.this_pass || view.assigned_in_loop) && view.has("stop") && !clause.ordering {
+    // (An error check reads its own words: `err = tracer.SpanStop(ctx)`.)
+    if (view.this_pass || view.assigned_in_loop)
+        && view.has("stop")
+        && !clause.ordering
+        && !(view.expanded && view.has("error"))
+    {
         return true;
     }
     // A completion marker or success status compared with the output.
@@ -143,6 +148,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     if error_collection(view) && view.tests_nothing() && !clause.ordering {
+        return true;
+    }
+    // A build or a check that wrote nothing to its error stream
+    // (`if stderr.trim().is_empty() { break }`).
+    if view.tests_nothing()
+        && !clause.ordering
+        && clause.idents.iter().any(|ident| ident.eq_ignore_ascii_case("stderr"))
+    {
         return true;
     }
     // Tests passing, or a command that succeeded.
@@ -309,8 +322,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return view.any(DONE_WORDS) && !view.any(COUNT_WORDS);
     }
     // `if !ok` is Go's "no value came" (a closed channel, an iterator's
-    // end), not a failed goal.
-    view.any(DONE_WORDS) || (view.has("ok") && !clause.negated) || (view.has("solution") && !clause.negated)
+    // end), not a failed goal; Rust's `Ok(line) =>` and `Ok(0) =>` are a
+    // read's result, not a goal.
+    let result_pattern = clause.idents.iter().any(|ident| ident == "Ok" || ident == "Some");
+    view.any(DONE_WORDS)
+        || (view.has("ok") && !clause.negated && !result_pattern)
+        || (view.has("solution") && !clause.negated)
 }
 
 /// A constant in capitals that names a marker (`EXIT_PHRASE in response`).

@@ -49,7 +49,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             .iter()
             .any(|w| matches!(w.as_str(), "seen" | "get" | "has" | "contains" | "includes" | "count"))
     });
+    // (`history[-1].get("role") != "user"` asks whose turn it is.)
+    let asks_a_kind = view.any(&["role", "type", "kind"]) || view.any_literal(&["role", "type", "kind"]);
     if view.has("seen")
+        && !asks_a_kind
         && !view.expanded
         && !view.has("len")
         && asks_the_history

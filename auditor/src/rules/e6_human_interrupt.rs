@@ -56,13 +56,15 @@ const PERSON_ACTS: &[&str] = &[
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::Handler {
         // `except KeyboardInterrupt`, `except EOFError` (Ctrl-D at a prompt).
-        return view.has("interrupt") || view.has("eof");
+        return view.has("interrupt") || view.has("sigint") || view.has("eof");
     }
-    // An interrupt flag that nothing ties to a person (`self.interrupted`,
-    // set by a `cancel()` method) is a stop from outside (E8); the
-    // keyboard's, a person's or Ctrl-C's is theirs.
-    let persons_interrupt = view.has("interrupt")
-        && (view.any(&["keyboard", "human", "ctrl", "esc", "escape", "key"]) || !flag_like(view));
+    // An interrupt that nothing ties to a person (`self.interrupted`,
+    // `checkInterrupt()`, set by a `cancel()` method) is a stop from outside
+    // (E8); the keyboard's, a person's, Ctrl-C's or Esc's is theirs.
+    let persons_interrupt = (view.has("interrupt")
+        && view.any(&["keyboard", "human", "ctrl", "esc", "escape", "key", "sigint"]))
+        || view.has("sigint")
+        || (view.has("esc") && view.any(&["key", "pressed", "press", "cancel"]));
     if persons_interrupt || view.has("escalate") || view.has("confirm") {
         return true;
     }
@@ -89,17 +91,6 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     view.any_callee(&["input"]) || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
 }
 
-/// A clause that only reads a state flag of an object (`self.interrupted`,
-/// `this.interrupt`), with no comparison and no call.
-fn flag_like(view: &ClauseView<'_>) -> bool {
-    let clause = view.clause;
-    !clause.ordering
-        && !clause.equality
-        && !clause.membership
-        && clause.callees.is_empty()
-        && clause.idents.iter().any(|i| i == "self" || i == "this" || i.contains('.'))
-}
-
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     let words = name_words(kwarg);
     match kwarg.name.as_str() {
@@ -118,5 +109,6 @@ pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
     let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);
     // `signal.signal(SIGINT, SIG_IGN)` makes Ctrl-C do nothing at all.
     let ignored = mentions("ign");
-    (mentions("interrupt") || (call.callee_last == "trap" && mentions("int"))) && !ignored
+    (mentions("interrupt") || mentions("sigint") || (call.callee_last == "trap" && mentions("int")))
+        && !ignored
 }

@@ -44,8 +44,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return false;
     }
     if view.role == Role::Handler {
-        // `except CancelledError`, `except SessionExit`, `except StopAgent`.
-        return view.has("cancel") || view.has("stop") || view.has("exit");
+        // `except CancelledError`, `except SessionExit`, `except StopAgent`;
+        // not `except StopIteration`, the end of what a loop walked.
+        let iteration_ended = view.has("iter");
+        return view.has("cancel") || (view.has("stop") && !iteration_ended) || view.has("exit");
     }
     if view.any(&["ctx", "context"])
         && view.any(&["done", "error"])
@@ -56,13 +58,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("cancel") {
         return true;
     }
-    // An interrupt flag set by something outside the loop (not a person's
-    // keyboard: that is E6, judged before).
-    if view.has("interrupt")
-        && !view.clause.ordering
-        && view.clause.callees.is_empty()
-        && view.clause.idents.iter().any(|i| i == "self" || i == "this" || i.contains('.'))
-    {
+    // An interrupt that nothing ties to a person (`self.interrupted`,
+    // `checkInterrupt()`): something outside the loop asked it to stop (a
+    // person's keyboard is E6, judged before).
+    if view.has("interrupt") && !view.clause.ordering && !view.clause.none_literal {
         return true;
     }
     // `e.name === "AbortError"`.
@@ -80,8 +79,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // (A stop condition or stopping function is a termination condition on
     // the output: goal met.)
+    // (An error check reads its own words: `err = observe.SpanStop(..)`
+    // stops a span, not the loop. A stop step, a completion tool's stop or
+    // a final answer's is goal met.)
+    let error_check = view.expanded && view.has("error");
+    let finished = view.any(&["done", "final", "answer", "submit", "step", "action", "tool"]);
     if view.has("stop")
         && !view.has("condition")
+        && !error_check
+        && !finished
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
         && !view.has("reason")
         && !view.clause.ordering
@@ -110,6 +116,11 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     let words = name_words(kwarg);
     let has = |word: &str| words.iter().any(|w| w == word);
     if kwarg.value_callees.iter().any(|w| w == "timeout") {
+        return false;
+    }
+    // (A signal handed to one request inside the loop cancels that
+    // request.)
+    if kwarg.in_loop {
         return false;
     }
     if has("cancel") && (has("token") || has("signal") || has("event")) {

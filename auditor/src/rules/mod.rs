@@ -120,7 +120,7 @@ fn reads_input(
         return true;
     }
     depth > 1
-        && definition.idents.iter().take(8).any(|ident| {
+        && definition.idents.iter().take(8).chain(&definition.arg_idents).any(|ident| {
             facts.definition(ident, definition.at, function).is_some_and(|inner| {
                 inner.at < definition.at && reads_input(facts, inner, function, depth - 1)
             })
