@@ -532,6 +532,8 @@ fn syn(family: Family, kind: &str) -> Syn {
             "function_definition" => Function,
             "command" => Call,
             "variable_assignment" => Assign,
+            // `i++` in `for ((i=1; i<=N; i++))` and `((count++))`.
+            "postfix_expression" => AugAssign,
             _ => Other,
         },
         Family::Go => match kind {
@@ -1821,6 +1823,7 @@ impl<'s, 't> Walker<'s, 't> {
             (_, "variable_declarator") => (self.field(node, "name"), self.field(node, "value")),
             (_, "named_expression") => (self.field(node, "name"), self.field(node, "value")),
             (Family::Rust, "let_declaration") => (self.field(node, "pattern"), self.field(node, "value")),
+            (Family::Bash, "postfix_expression") => (node.named_child(0), None),
             (Family::Bash, _) => (self.field(node, "name"), self.field(node, "value")),
             (_, "update_expression") => (self.field(node, "argument"), None),
             (_, "inc_statement") | (_, "dec_statement") => (node.named_child(0), None),

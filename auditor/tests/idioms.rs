@@ -617,3 +617,29 @@ fn stops_that_are_no_stop_from_outside() {
         &[E1],
     );
 }
+
+#[test]
+fn shell_counters_and_counts_made_in_a_walk() {
+    check(Bash, "for ((i=1; i<=LOOPS; i++)); do\n  claude -p \"$PROMPT\"\ndone\n", &[E2]);
+    check(
+        Bash,
+        "i=0\nwhile true; do\n  ((i++))\n  if [ $i -ge $MAX ]; then break; fi\n  claude -p x\ndone\n",
+        &[E2],
+    );
+    // `completed` moves once per finished worker, in a walk over them: the
+    // loop ends when every story is done, not after so many passes.
+    check(
+        Bash,
+        "while [ $completed -lt $total_stories ]; do\n  launch_workers\n  for id in $(finished_workers); do\n    collect \"$id\"\n    ((completed++))\n  done\n  sleep 1\ndone\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn settings_of_one_request_are_no_budget() {
+    check(
+        TypeScript,
+        "while (true) {\n  const reply = await client.messages.create({ model, messages, thinking: { type: 'enabled', budget_tokens: 1024 } });\n  if (reply.stop_reason === 'end_turn') break;\n}\n",
+        &[E1],
+    );
+}

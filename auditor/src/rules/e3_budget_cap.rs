@@ -71,6 +71,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     let words = name_words(kwarg);
     let has = |word: &str| words.iter().any(|w| w == word);
+    // A setting given inside a loop configures one request or one record
+    // (`thinking: {budget_tokens: 1024}`, `"tool_budget": ...` in a log
+    // line), and a thinking budget caps one reply's reasoning.
+    if kwarg.in_loop || has("thinking") || matches!(kwarg.name.as_str(), "budget_tokens" | "BudgetTokens") {
+        return false;
+    }
     if has("cost") || (has("budget") && !words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()))) {
         return has("max") || has("budget") || has("limit");
     }

@@ -56,7 +56,19 @@ impl<'a> Provenance<'a> {
             .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
             .filter(|a| same_receiver(a, idents))
             .collect();
-        let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step).collect();
+        // A counter moved in a walk inside the loop (`for w in finished:
+        // completed += 1`) counts what the walk sees, not the loop's passes.
+        let in_inner_walk = |a: &AssignFact| {
+            self.facts.loops.iter().any(|other| {
+                other.range != *loop_range
+                    && other.kind != crate::facts::LoopKind::Framework
+                    && other.kind != crate::facts::LoopKind::Recursion
+                    && other.range.start >= loop_range.start
+                    && other.range.end <= loop_range.end
+                    && other.range.contains(&a.range.start)
+            })
+        };
+        let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step && !in_inner_walk(a)).collect();
         // A counter set back to zero in the loop counts consecutive events
         // (failures since the last success), never passes.
         let reset = inside.iter().any(|a| a.reset && a.range.start >= body_start);
