@@ -1844,7 +1844,7 @@ impl<'s, 't> Walker<'s, 't> {
         // What a counter counts: it sits in an error branch of its loop, or
         // not. Asked only of counters, since it builds the guards' clauses.
         let reset = !augmented && value.is_some_and(|v| matches!(self.text(v).trim(), "0" | "0.0"));
-        let error_branch = step && in_loop && self.in_error_branch();
+        let error_branch = step && in_loop && self.in_error_branch(node, &targets[0]);
         let guards = match self.innermost_loop() {
             Some((loop_frame, _)) if step => self.guard_clauses_above(loop_frame),
             _ => Vec::new(),
@@ -2091,7 +2091,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether the walk is in an error branch of its innermost loop: an
     /// exception handler, or under a condition that reads a failure
     /// (`if err != nil`, `if failed`, `if not ok`).
-    fn in_error_branch(&mut self) -> bool {
+    fn in_error_branch(&mut self, node: Node<'t>, target: &str) -> bool {
         let Some((loop_frame, _)) = self.innermost_loop() else { return false };
         let guards: Vec<usize> = self
             .guard_frames
@@ -2116,27 +2116,111 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
         }
-        self.after_a_try_that_leaves_on_success(loop_frame)
+        self.after_a_try_that_leaves_on_success(loop_frame, node, target)
     }
 
     /// A retry loop (`while True: try: ...; return reply except ...:`): a
     /// statement after a `try` whose body ends by leaving the loop runs only
     /// when the try failed.
-    fn after_a_try_that_leaves_on_success(&self, loop_frame: usize) -> bool {
-        // The loop's body and, in it, the statement the walk is in.
-        let (Some(body), Some(current)) = (self.frames.get(loop_frame + 1), self.frames.get(loop_frame + 2))
+    fn after_a_try_that_leaves_on_success(&self, loop_frame: usize, node: Node<'t>, target: &str) -> bool {
+        // The loop's body and, in it, the statement the walk is in (the
+        // node being entered has no frame yet).
+        let frame_node = |index: usize| self.frames.get(index).map(|f| f.node).or(Some(node));
+        let (Some(body), Some(mut current)) =
+            (self.frames.get(loop_frame + 1).map(|f| f.node), frame_node(loop_frame + 2))
         else {
             return false;
         };
-        let (body, current) = (body.node, current.node);
+        let mut body = body;
+        // Go's blocks hold a statement list.
+        if current.kind() == "statement_list" && current.id() != node.id() {
+            let Some(inner) = frame_node(loop_frame + 3) else { return false };
+            (body, current) = (current, inner);
+        }
+        // A loop that retries inside another one: after `if err == nil {
+        // break }` comes the failure path, and what it counts across the
+        // outer loop's passes is failures (in a loop of its own, every pass
+        // but the last one comes this way: a count of passes; and so it is
+        // when the outer loop sets it back to zero for each of its passes).
+        let outermost =
+            self.loops_of_current_function().next().map(|frame| self.frames[*frame].node.start_byte());
+        let reset_by_outer = outermost.is_some_and(|start| {
+            self.facts
+                .assigns
+                .iter()
+                .any(|a| a.target == target && !a.augmented && !a.step && a.range.start >= start)
+        });
+        let nested = !reset_by_outer
+            && self
+                .loops_of_current_function()
+                .filter(|frame| match self.frames[**frame].role {
+                    FrameRole::Loop(id) => !self.facts.loops[id].collection,
+                    _ => false,
+                })
+                .count()
+                > 1;
         let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
         self.siblings_of(body, current).0.into_iter().any(|statement| {
-            statement.kind() == "try_statement"
+            (statement.kind() == "try_statement"
                 && self.field(statement, "body").is_some_and(|try_body| {
                     try_body
                         .named_child(try_body.named_child_count().saturating_sub(1) as u32)
                         .is_some_and(leaves)
-                })
+                }))
+                || (nested && self.leaves_on_success(statement))
+        })
+    }
+
+    /// `if err == nil { ...; break }`, `if result.ok: return result`: an
+    /// `if` with no else that leaves the loop when the attempt worked, so
+    /// what follows it runs only when it failed.
+    fn leaves_on_success(&self, statement: Node<'_>) -> bool {
+        if self.syn_of(statement) != Syn::If
+            || self.field(statement, "alternative").is_some()
+            || self
+                .children_named(statement)
+                .iter()
+                .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+        {
+            return false;
+        }
+        let Some(condition) = self.field(statement, "condition") else { return false };
+        let text = self.text(condition).trim().trim_start_matches('(').trim_end_matches(')').trim();
+        if text.len() > 80 {
+            return false;
+        }
+        let no_error =
+            matches!(text, "err == nil" | "err is None" | "error == null" | "err === null" | "!err");
+        let words = canonical_words(text);
+        let succeeded = !text.starts_with('!')
+            && !text.starts_with("not ")
+            && words.iter().any(|w| matches!(w.as_str(), "ok" | "done" | "pass"))
+            && !words.iter().any(|w| matches!(w.as_str(), "error" | "not" | "no"));
+        (no_error || succeeded) && self.leaves_in_body(statement)
+    }
+
+    /// Whether an `if` statement's body ends by leaving the loop (break,
+    /// return).
+    fn leaves_in_body(&self, statement: Node<'_>) -> bool {
+        let body = self.field(statement, "consequence").or_else(|| {
+            self.children_named(statement)
+                .into_iter()
+                .find(|c| matches!(c.kind(), "block" | "statement_block"))
+        });
+        let Some(body) = body else { return false };
+        let mut last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
+            body.named_child(body.named_child_count().saturating_sub(1) as u32)
+        } else {
+            Some(body)
+        };
+        if let Some(list) = last.filter(|l| l.kind() == "statement_list") {
+            last = list.named_child(list.named_child_count().saturating_sub(1) as u32);
+        }
+        last.is_some_and(|last| {
+            matches!(
+                last.kind(),
+                "return_statement" | "break_statement" | "return_expression" | "break_expression"
+            )
         })
     }
 

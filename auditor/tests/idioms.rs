@@ -643,3 +643,18 @@ fn settings_of_one_request_are_no_budget() {
         &[E1],
     );
 }
+
+#[test]
+fn failures_counted_after_a_retry_that_got_through() {
+    // The inner loop retries a step: after `if err == nil { break }` comes
+    // the failure path, and `recoveries` counts failures across the steps.
+    let go = "package a\n\nfunc run() error {\n\trecoveries := 0\n\tfor step := 1; step <= maxSteps; step++ {\n\t\tfor {\n\t\t\tresp, err := execute(ctx, prompt)\n\t\t\tif err == nil {\n\t\t\t\tbreak\n\t\t\t}\n\t\t\tif recoveries >= maxRecoveries {\n\t\t\t\treturn err\n\t\t\t}\n\t\t\trecoveries++\n\t\t}\n\t}\n\treturn nil\n}\n";
+    check(Go, go, &[E2, E7]);
+    // In a loop of its own, every pass but the one that got through comes
+    // that way: the count is of passes.
+    check(
+        Python,
+        "attempts = 0\nwhile attempts < max_attempts:\n    answer = llm.solve(problem)\n    if is_correct(answer):\n        break\n    attempts += 1\n",
+        &[E1, E2],
+    );
+}
