@@ -2893,7 +2893,17 @@ impl<'s, 't> Walker<'s, 't> {
                     let text = strip_quotes(self.text(node));
                     // Markers split into words too: `TASK_COMPLETE` reads `task
                     // done`, `<promise>DONE</promise>` reads `promise done`.
-                    if text.len() <= 200 {
+                    // A Bash string's expansions are code, not its text:
+                    // `"$EXIT_CODE"` holds no literal word.
+                    if self.family == Family::Bash && node.kind() == "string" {
+                        let mut cursor = node.walk();
+                        for part in node.named_children(&mut cursor) {
+                            let part_text = self.text(part);
+                            if part.kind() == "string_content" && part_text.len() <= 200 {
+                                clause.literals.extend(canonical_words(part_text));
+                            }
+                        }
+                    } else if text.len() <= 200 {
                         clause.literals.extend(canonical_words(text));
                     }
                 }
@@ -2954,6 +2964,14 @@ impl<'s, 't> Walker<'s, 't> {
                         }
                     } else if matches!(text, "None" | "nil" | "null" | "undefined") {
                         clause.none_literal = true;
+                    } else if self.family == Family::Bash
+                        && text.starts_with('-')
+                        && !matches!(text, "--quiet" | "-q" | "--exit-code")
+                    {
+                        // A command's flags (`--approve-mcps`,
+                        // `--dangerously-skip-permissions`) configure the
+                        // command; they say nothing of why the loop ends
+                        // (`git diff --quiet` asks whether anything changed).
                     } else if text.len() <= 64 {
                         clause.idents.push(text.to_string());
                         clause.words.extend(canonical_words(text));

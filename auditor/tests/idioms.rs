@@ -658,3 +658,28 @@ fn failures_counted_after_a_retry_that_got_through() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_shell_string_holds_no_words_of_its_expansions() {
+    // `"$EXIT_CODE"` is a variable, not the word "exit"; a status other
+    // than zero is some failure's code.
+    check(
+        Bash,
+        "while true; do\n  cursor-agent -p \"$TASK\"\n  EXIT_CODE=$?\n  if [ \"$EXIT_CODE\" -eq 1 ]; then\n    break\n  fi\ndone\n",
+        &[],
+    );
+    check(
+        Bash,
+        "while true; do\n  out=$(claude -p x)\n  if [ \"$out\" == \"DONE\" ]; then break; fi\ndone\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_commands_flags_say_nothing_of_why_the_loop_ends() {
+    check(
+        Bash,
+        "for i in $(seq 1 20); do\n  if claude -p \"$PROMPT\" --dangerously-skip-permissions --approve-mcps; then\n    echo ok\n  fi\ndone\n",
+        &[E2],
+    );
+}

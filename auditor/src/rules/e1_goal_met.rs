@@ -171,12 +171,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A zero status is success; `status != 0` is a failure (unless read in
     // its else branch).
     let equals = clause.differs == clause.negated;
-    if view.any(&["returncode", "exitcode", "code", "status", "rc"])
-        && clause.equality
-        && clause.zero
-        && equals
-    {
+    let status = view.any(&["returncode", "exitcode", "code", "status", "rc"]);
+    if status && clause.equality && clause.zero && equals {
         return true;
+    }
+    // Any other number compared with a status is some failure's code
+    // (`status -ne 0`, `EXIT_CODE -eq 1`), whatever the status was made of.
+    if status && clause.equality && clause.number && !view.any_literal(MARKER_LITERALS) {
+        return false;
     }
     // A status that is no longer running (`task.status !== TaskStatus.RUNNING`,
     // `if data.status != StatusEnum.RUNNING: break`): a finishing action
@@ -214,9 +216,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // This pass asked for nothing more (`if not actions: break`,
-    // `computerCalls.length === 0`).
+    // `computerCalls.length === 0`); what a person typed running out is
+    // theirs.
     if view.this_pass
         && view.tests_nothing()
+        && !view.from_input
+        && !view.has("input")
         && view.any(&[
             "calls",
             "actions",
@@ -337,10 +342,12 @@ fn marker_constant(view: &ClauseView<'_>) -> bool {
             && ident.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
             && {
                 let words = crate::words::canonical_words(ident);
-                words.iter().any(|w| {
-                    MARKER_NAMES.contains(&w.as_str())
-                        || matches!(w.as_str(), "done" | "exit" | "stop" | "end" | "pass" | "goal")
-                })
+                // (`EXIT_CODE`, `STOP_STATUS` hold a status, not a marker.)
+                !words.iter().any(|w| matches!(w.as_str(), "code" | "status" | "rc" | "len"))
+                    && words.iter().any(|w| {
+                        MARKER_NAMES.contains(&w.as_str())
+                            || matches!(w.as_str(), "done" | "exit" | "stop" | "end" | "pass" | "goal")
+                    })
             }
     })
 }
