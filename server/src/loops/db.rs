@@ -20,7 +20,7 @@ use crate::store::{Backend, StoreError};
 /// or text (amounts travel as text and are cast by the database). A NULL
 /// keeps its type: PostgreSQL refuses a text NULL for an integer column.
 #[derive(Debug, Clone)]
-pub(super) enum Arg {
+pub(crate) enum Arg {
     Int(i64),
     Text(String),
     NullInt,
@@ -28,7 +28,7 @@ pub(super) enum Arg {
 }
 
 /// The NULL of a bound type.
-pub(super) trait NullOf {
+pub(crate) trait NullOf {
     const NULL: Arg;
 }
 
@@ -82,10 +82,10 @@ impl<T: Into<Arg> + NullOf> From<Option<T>> for Arg {
 macro_rules! args {
     ($($value:expr),* $(,)?) => { vec![$($crate::loops::db::Arg::from($value)),*] };
 }
-pub(super) use args;
+pub(crate) use args;
 
 /// A row being read, by column index.
-pub(super) trait DbRow {
+pub(crate) trait DbRow {
     fn int(&self, index: usize) -> Result<Option<i64>, StoreError>;
     fn text(&self, index: usize) -> Result<Option<String>, StoreError>;
 
@@ -103,7 +103,7 @@ fn null_column(index: usize) -> StoreError {
 }
 
 /// The transaction a round is stored in.
-pub(super) trait RoundDb {
+pub(crate) trait RoundDb {
     fn backend(&self) -> Backend;
 
     /// Every row of `sql`, each read by `decode`.
@@ -133,7 +133,7 @@ pub(super) trait RoundDb {
 
 /// A sqlx transaction on PostgreSQL (SQLite's rounds go through
 /// [`SqliteDb`] on the writer's thread).
-pub(super) struct SqlxDb<'a> {
+pub(crate) struct SqlxDb<'a> {
     pub tx: &'a mut Transaction<'static, Any>,
 }
 
@@ -182,7 +182,7 @@ impl RoundDb for SqlxDb<'_> {
 
 /// A rusqlite connection inside a transaction (SQLite, on the writer's
 /// thread). Its futures never wait: every call completes synchronously.
-pub(super) struct SqliteDb<'a> {
+pub(crate) struct SqliteDb<'a> {
     pub conn: &'a rusqlite::Connection,
 }
 
@@ -265,7 +265,7 @@ impl RoundDb for SqliteDb<'_> {
 
 /// Runs a future that never waits (one over [`SqliteDb`]) to its end, on
 /// this thread.
-pub(super) fn run_now<T>(future: impl std::future::Future<Output = T>) -> T {
+pub(crate) fn run_now<T>(future: impl std::future::Future<Output = T>) -> T {
     let mut future = std::pin::pin!(future);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {

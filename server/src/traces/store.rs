@@ -1,0 +1,493 @@
+//! The spans of an export, kept until their rounds are complete, and those
+//! rounds stored through the ingest path, all in one transaction.
+//!
+//! Written once over `loops::db::RoundDb`, as the ingest path is: on SQLite
+//! the work runs on the writer of rounds (one connection, one thread), on
+//! PostgreSQL in a sqlx transaction of the request. Every statement uses
+//! the same SQL on both.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::mapping::{MappedSpan, SpanDetail, SpanRole};
+use super::rounds::{plan_rounds, RunClock, TraceEnd, WaitingSpan};
+use crate::loops::db::{args, Arg, RoundDb, SqlxDb};
+use crate::loops::ingest::{begin_write, store_round, RoundTeam};
+use crate::loops::{LoopsError, RoundEvent};
+use crate::store::{Backend, Store, StoreError};
+
+/// The heartbeat window of a loop that does not exist yet (the loops
+/// table's default).
+pub const DEFAULT_WINDOW_MS: i64 = 600_000;
+
+/// How many spans go into one INSERT: 14 parameters each.
+const SPANS_PER_STATEMENT: usize = 60;
+
+/// What storing an export did.
+#[derive(Debug, Default)]
+pub struct Stored {
+    /// Spans that arrived after their round was stored, and why.
+    pub late: u64,
+    pub late_problems: Vec<String>,
+    /// The rounds stored, for the live streams.
+    pub events: Vec<RoundEvent>,
+}
+
+/// One transaction's worth of work on the traces' tables.
+enum Work {
+    /// An export's spans, and the rounds they complete.
+    Keep { team_id: i64, spans: Vec<MappedSpan> },
+    /// A trace silent for the heartbeat window, given its run from what
+    /// there is, and that run's rounds.
+    Resolve { team_id: i64, trace_id: String },
+    /// A run's rounds that waited for time alone.
+    Materialise { run: i64 },
+}
+
+impl Store {
+    /// Keeps `spans` of team `team_id`, arrived at `now`, and stores every
+    /// round they complete that has settled for `settle_ms`, in one
+    /// transaction.
+    pub async fn ingest_spans(
+        &self,
+        team_id: i64,
+        spans: Vec<MappedSpan>,
+        now: i64,
+        settle_ms: i64,
+    ) -> Result<Stored, StoreError> {
+        self.traces_transaction(Work::Keep { team_id, spans }, now, settle_ms).await
+    }
+
+    /// Stores the rounds that waited for time alone: those whose completing
+    /// span has now settled, and the last rounds of runs and traces silent
+    /// for their heartbeat window. Returns the stored rounds' events.
+    pub async fn sweep_traces(&self, now: i64, settle_ms: i64) -> Result<Vec<RoundEvent>, StoreError> {
+        let unresolved: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT DISTINCT team_id, trace_id FROM trace_spans \
+             WHERE round IS NULL AND traced_run_id IS NULL AND arrived_at <= $1 LIMIT 200",
+        )
+        .bind(now - DEFAULT_WINDOW_MS)
+        .fetch_all(self.pool())
+        .await?;
+        let mut events = Vec::new();
+        for (team_id, trace_id) in unresolved {
+            let stored = self.traces_transaction(Work::Resolve { team_id, trace_id }, now, settle_ms).await?;
+            events.extend(stored.events);
+        }
+        let runs: Vec<(i64,)> = sqlx::query_as(
+            "SELECT DISTINCT traced_run_id FROM trace_spans \
+             WHERE round IS NULL AND traced_run_id IS NOT NULL AND arrived_at <= $1 LIMIT 200",
+        )
+        .bind(now - settle_ms)
+        .fetch_all(self.pool())
+        .await?;
+        for (run,) in runs {
+            let stored = self.traces_transaction(Work::Materialise { run }, now, settle_ms).await?;
+            events.extend(stored.events);
+        }
+        Ok(events)
+    }
+
+    /// Forgets spans whose rounds were stored (or that were dropped) before
+    /// `before`: a retry of theirs could only come from an exporter that
+    /// has been retrying for longer.
+    pub async fn forget_stored_spans(&self, before: i64) -> Result<u64, StoreError> {
+        let result = sqlx::query("DELETE FROM trace_spans WHERE round IS NOT NULL AND arrived_at < $1")
+            .bind(before)
+            .execute(self.pool())
+            .await?;
+        Ok(result.rows_affected())
+    }
+
+    /// Does `work` in one write transaction: on SQLite on the writer of
+    /// rounds, on PostgreSQL in a transaction of this task.
+    async fn traces_transaction(&self, work: Work, now: i64, settle_ms: i64) -> Result<Stored, StoreError> {
+        match (self.backend(), &self.ingest_state().writer) {
+            (Backend::Sqlite, Some(writer)) => writer
+                .run(move |connection| {
+                    crate::loops::writer::in_transaction(connection, |db| {
+                        crate::loops::db::run_now(perform(db, &work, now, settle_ms))
+                    })
+                })
+                .await
+                .map_err(|error| match error {
+                    LoopsError::Store(error) => error,
+                    other => StoreError::Database(sqlx::Error::Protocol(other.to_string())),
+                })?,
+            (Backend::Sqlite, None) => Err(StoreError::Database(sqlx::Error::Protocol(
+                "this SQLite store has no writer of rounds".to_string(),
+            ))),
+            (Backend::Postgres, _) => {
+                let mut tx = begin_write(self).await?;
+                let result = {
+                    let mut db = SqlxDb { tx: &mut tx };
+                    perform(&mut db, &work, now, settle_ms).await
+                };
+                match result {
+                    Ok(stored) => {
+                        tx.commit().await?;
+                        Ok(stored)
+                    }
+                    Err(error) => {
+                        let _ = tx.rollback().await;
+                        Err(error)
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn perform(db: &mut impl RoundDb, work: &Work, now: i64, settle_ms: i64) -> Result<Stored, StoreError> {
+    match work {
+        Work::Keep { team_id, spans } => keep_spans(db, *team_id, spans, now, settle_ms).await,
+        Work::Resolve { team_id, trace_id } => {
+            let mut stored = Stored::default();
+            if let Some(run) = resolve_trace(db, *team_id, trace_id, now, true).await? {
+                materialise(db, run, now, settle_ms, &mut stored.events).await?;
+            }
+            Ok(stored)
+        }
+        Work::Materialise { run } => {
+            let mut stored = Stored::default();
+            materialise(db, *run, now, settle_ms, &mut stored.events).await?;
+            Ok(stored)
+        }
+    }
+}
+
+/// The export's spans kept, the traces they complete given their runs, and
+/// the rounds of those runs that are ready stored.
+async fn keep_spans(
+    db: &mut impl RoundDb,
+    team_id: i64,
+    spans: &[MappedSpan],
+    now: i64,
+    settle_ms: i64,
+) -> Result<Stored, StoreError> {
+    let mut stored = Stored::default();
+    // The runs of the traces already given one, locked in one order so
+    // that concurrent exports of the same runs wait for each other rather
+    // than deadlock.
+    let trace_ids: BTreeSet<&str> = spans.iter().map(|span| span.trace_id.as_str()).collect();
+    let mut run_of: HashMap<&str, i64> = HashMap::new();
+    for trace_id in &trace_ids {
+        if let Some(run) = db
+            .optional(
+                "SELECT traced_run_id FROM traced_traces WHERE team_id = $1 AND trace_id = $2",
+                args![team_id, *trace_id],
+                |row| row.req_int(0),
+            )
+            .await?
+        {
+            run_of.insert(trace_id, run);
+        }
+    }
+    let known_runs: BTreeSet<i64> = run_of.values().copied().collect();
+    let mut sealed: HashMap<i64, (i64, i64, String)> = HashMap::new();
+    for run in &known_runs {
+        let row = db
+            .one(
+                "UPDATE traced_runs SET last_span_at = $1 WHERE id = $2 RETURNING sealed_ns, last_round, run_key",
+                args![now, *run],
+                |row| Ok((row.req_int(0)?, row.req_int(1)?, row.req_text(2)?)),
+            )
+            .await?;
+        sealed.insert(*run, row);
+    }
+
+    // The spans, each once: a span sent again (a retry) is already here.
+    let mut late: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for chunk in spans.chunks(SPANS_PER_STATEMENT) {
+        let mut values: Vec<Arg> = Vec::with_capacity(chunk.len() * 14);
+        for span in chunk {
+            let run = run_of.get(span.trace_id.as_str()).copied();
+            let too_late = run.and_then(|run| sealed.get(&run)).is_some_and(|(sealed_ns, _, _)| {
+                matches!(span.role, SpanRole::Model | SpanRole::Tool) && span.start_ns < *sealed_ns
+            });
+            if too_late {
+                late.insert((span.trace_id.as_str(), span.span_id.as_str()));
+            }
+            // Agent and root spans only say that their trace ended: no
+            // round takes them. Late spans are dropped on arrival.
+            let round = (too_late || matches!(span.role, SpanRole::Agent | SpanRole::Root)).then_some(0_i64);
+            let detail = matches!(span.role, SpanRole::Model | SpanRole::Tool)
+                .then(|| serde_json::to_string(&span.detail).unwrap_or_else(|_| "{}".to_string()));
+            values.extend(args![
+                team_id,
+                &span.trace_id,
+                &span.span_id,
+                span.role.as_str(),
+                i64::from(span.root),
+                span.start_ns,
+                span.end_ns,
+                span.agent_name.as_ref(),
+                span.conversation_id.as_ref(),
+                &span.service_name,
+                detail,
+                now,
+                run,
+            ]);
+            values.push(Arg::from(round));
+        }
+        let rows = span_rows(chunk.len());
+        let inserted = db
+            .rows(
+                &format!(
+                    "INSERT INTO trace_spans (team_id, trace_id, span_id, kind, root, start_ns, end_ns, agent_name, \
+                     conversation_id, service_name, detail, arrived_at, traced_run_id, round) VALUES {rows} \
+                     ON CONFLICT (team_id, trace_id, span_id) DO NOTHING RETURNING trace_id, span_id"
+                ),
+                values,
+                |row| Ok((row.req_text(0)?, row.req_text(1)?)),
+            )
+            .await?;
+        for (trace_id, span_id) in inserted {
+            if late.contains(&(trace_id.as_str(), span_id.as_str())) {
+                stored.late += 1;
+                if stored.late_problems.len() < 3 {
+                    let run = run_of.get(trace_id.as_str()).and_then(|run| sealed.get(run));
+                    let (last_round, run_key) =
+                        run.map(|(_, round, key)| (*round, key.as_str())).unwrap_or((0, ""));
+                    stored.late_problems.push(format!(
+                        "span {span_id} arrived after its round was stored (run {run_key:?} is at round {last_round})"
+                    ));
+                }
+            }
+        }
+    }
+
+    // Traces that now know their run, then every touched run's rounds.
+    let mut runs: BTreeSet<i64> = known_runs;
+    for trace_id in &trace_ids {
+        if run_of.contains_key(trace_id) {
+            continue;
+        }
+        if let Some(run) = resolve_trace(db, team_id, trace_id, now, false).await? {
+            runs.insert(run);
+        }
+    }
+    for run in runs {
+        materialise(db, run, now, settle_ms, &mut stored.events).await?;
+    }
+    Ok(stored)
+}
+
+/// `($1, ..., $14), ($15, ...)`: a row of fourteen parameters per span.
+fn span_rows(count: usize) -> String {
+    (0..count)
+        .map(|row| {
+            format!(
+                "({})",
+                (1..=14).map(|column| format!("${}", row * 14 + column)).collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Gives the trace `trace_id` its run, if its spans can say which: a span
+/// that names its agent, or the trace's root span. With `silent` (the trace
+/// has said nothing for the heartbeat window) the run is decided from what
+/// there is. Returns the run when the trace has one now.
+async fn resolve_trace(
+    db: &mut impl RoundDb,
+    team_id: i64,
+    trace_id: &str,
+    now: i64,
+    silent: bool,
+) -> Result<Option<i64>, StoreError> {
+    if let Some(run) = db
+        .optional(
+            "SELECT traced_run_id FROM traced_traces WHERE team_id = $1 AND trace_id = $2",
+            args![team_id, trace_id],
+            |row| row.req_int(0),
+        )
+        .await?
+    {
+        return Ok(Some(run));
+    }
+    let hints = db
+        .rows(
+            "SELECT kind, root, agent_name, conversation_id, service_name FROM trace_spans \
+             WHERE team_id = $1 AND trace_id = $2",
+            args![team_id, trace_id],
+            |row| Ok((row.req_text(0)?, row.req_int(1)? != 0, row.text(2)?, row.text(3)?, row.text(4)?)),
+        )
+        .await?;
+    let decided = hints.iter().any(|(_, root, agent, _, _)| *root || agent.is_some());
+    if !decided && !silent {
+        return Ok(None);
+    }
+    // The agent's span speaks first, then any span, then the service.
+    let by_agent_span =
+        |pick: fn(&(String, bool, Option<String>, Option<String>, Option<String>)) -> Option<&String>| {
+            hints
+                .iter()
+                .filter(|hint| hint.0 == SpanRole::Agent.as_str())
+                .find_map(pick)
+                .or_else(|| hints.iter().find_map(pick))
+                .cloned()
+        };
+    let loop_name = by_agent_span(|hint| hint.2.as_ref())
+        .or_else(|| {
+            hints.iter().filter(|hint| hint.0 == SpanRole::Model.as_str()).find_map(|hint| hint.4.clone())
+        })
+        .or_else(|| hints.iter().find_map(|hint| hint.4.clone()))
+        .unwrap_or_else(|| "unknown_service".to_string());
+    let run_key = by_agent_span(|hint| hint.3.as_ref()).unwrap_or_else(|| trace_id.to_string());
+    let run = db
+        .one(
+            "INSERT INTO traced_runs (team_id, loop_name, run_key, last_span_at) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (team_id, loop_name, run_key) DO UPDATE SET last_span_at = excluded.last_span_at \
+             RETURNING id",
+            args![team_id, &loop_name, &run_key, now],
+            |row| row.req_int(0),
+        )
+        .await?;
+    db.execute(
+        "INSERT INTO traced_traces (team_id, trace_id, traced_run_id) VALUES ($1, $2, $3)",
+        args![team_id, trace_id, run],
+    )
+    .await?;
+    db.execute(
+        "UPDATE trace_spans SET traced_run_id = $1 WHERE team_id = $2 AND trace_id = $3 AND traced_run_id IS NULL",
+        args![run, team_id, trace_id],
+    )
+    .await?;
+    Ok(Some(run))
+}
+
+/// Stores the ready rounds of the traced run `run`, each in a savepoint: a
+/// round the ingest path refuses (its run was stopped, say) drops its spans
+/// and takes no other round with it.
+async fn materialise(
+    db: &mut impl RoundDb,
+    run: i64,
+    now: i64,
+    settle_ms: i64,
+    events: &mut Vec<RoundEvent>,
+) -> Result<(), StoreError> {
+    let (team_id, loop_name, run_key, mut last_round, sealed_ns, last_span_at) = db
+        .one(
+            "SELECT team_id, loop_name, run_key, last_round, sealed_ns, last_span_at FROM traced_runs WHERE id = $1",
+            args![run],
+            |row| {
+                Ok((
+                    row.req_int(0)?,
+                    row.req_text(1)?,
+                    row.req_text(2)?,
+                    row.req_int(3)?,
+                    row.req_int(4)?,
+                    row.req_int(5)?,
+                ))
+            },
+        )
+        .await?;
+    let waiting = db
+        .rows(
+            "SELECT trace_id, span_id, kind, start_ns, end_ns, arrived_at, detail FROM trace_spans \
+             WHERE traced_run_id = $1 AND round IS NULL ORDER BY start_ns, span_id",
+            args![run],
+            |row| {
+                let detail: SpanDetail =
+                    row.text(6)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
+                Ok(WaitingSpan {
+                    trace_id: row.req_text(0)?,
+                    span_id: row.req_text(1)?,
+                    role: SpanRole::from_column(&row.req_text(2)?),
+                    start_ns: row.req_int(3)?,
+                    end_ns: row.req_int(4)?,
+                    arrived_at: row.req_int(5)?,
+                    detail,
+                })
+            },
+        )
+        .await?;
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    let window_ms = db
+        .optional(
+            "SELECT heartbeat_window_ms FROM loops WHERE team_id = $1 AND name = $2",
+            args![team_id, &loop_name],
+            |row| row.req_int(0),
+        )
+        .await?
+        .unwrap_or(DEFAULT_WINDOW_MS);
+    let mut ends: HashMap<String, TraceEnd> = HashMap::new();
+    let traces: BTreeSet<&str> = waiting.iter().map(|span| span.trace_id.as_str()).collect();
+    for trace_id in traces {
+        let end = db
+            .optional(
+                "SELECT MAX(end_ns), MIN(arrived_at) FROM trace_spans \
+                 WHERE team_id = $1 AND trace_id = $2 AND kind IN ('agent', 'root')",
+                args![team_id, trace_id],
+                |row| Ok(row.int(0)?.zip(row.int(1)?)),
+            )
+            .await?
+            .flatten();
+        if let Some((end_ns, arrived_at)) = end {
+            ends.insert(trace_id.to_string(), TraceEnd { end_ns, arrived_at });
+        }
+    }
+    let clock = RunClock { run_key: run_key.clone(), sealed_ns, last_span_at, now, settle_ms, window_ms };
+    let plan = plan_rounds(&waiting, &ends, &clock);
+    let mut sealed_ns = sealed_ns;
+    let mut dropped = plan.dropped.clone();
+    for planned in plan.rounds {
+        sealed_ns = sealed_ns.max(planned.sealed_ns);
+        let mut report = match planned.report {
+            Ok(report) => report,
+            Err(problem) => {
+                tracing::warn!(loop_name, run_key, %problem, "traces: spans that make no valid round were dropped");
+                dropped.extend(planned.spans);
+                continue;
+            }
+        };
+        report.round = u32::try_from(last_round + 1).unwrap_or(u32::MAX);
+        db.execute("SAVEPOINT traced_round", Vec::new()).await?;
+        match store_round(db, &RoundTeam::Known(team_id), &loop_name, &report, now).await {
+            Ok(ingested) => {
+                db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
+                events.extend(ingested.event);
+                last_round += 1;
+                for (trace_id, span_id) in &planned.spans {
+                    db.execute(
+                        "UPDATE trace_spans SET round = $1, detail = NULL \
+                         WHERE team_id = $2 AND trace_id = $3 AND span_id = $4",
+                        args![last_round, team_id, trace_id, span_id],
+                    )
+                    .await?;
+                }
+            }
+            Err(LoopsError::Store(error)) => return Err(error),
+            Err(refusal) => {
+                db.execute("ROLLBACK TO SAVEPOINT traced_round", Vec::new()).await?;
+                db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
+                tracing::warn!(loop_name, run_key, %refusal, "traces: a round was refused; its spans were dropped");
+                dropped.extend(planned.spans);
+            }
+        }
+    }
+    for (trace_id, span_id) in &dropped {
+        db.execute(
+            "UPDATE trace_spans SET round = 0, detail = NULL WHERE team_id = $1 AND trace_id = $2 AND span_id = $3",
+            args![team_id, trace_id, span_id],
+        )
+        .await?;
+    }
+    if !dropped.is_empty() {
+        tracing::info!(
+            loop_name,
+            run_key,
+            dropped = dropped.len(),
+            "traces: spans that joined no round were dropped"
+        );
+    }
+    db.execute(
+        "UPDATE traced_runs SET last_round = $1, sealed_ns = $2, dropped_spans = dropped_spans + $3 WHERE id = $4",
+        args![last_round, sealed_ns, dropped.len() as i64, run],
+    )
+    .await?;
+    Ok(())
+}
