@@ -293,7 +293,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                                 view! {
                                     <li class=if call.failed { "tool-call failed" } else { "tool-call" } title=full>
                                         <code>{tool_call_text(call)}</code>
-                                        {call.failed.then(|| " (failed)")}
+                                        {call.failed.then_some(" (failed)")}
                                     </li>
                                 }
                             })

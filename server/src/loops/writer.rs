@@ -62,7 +62,7 @@ type Work = Box<dyn FnOnce(&rusqlite::Connection) + Send>;
 
 /// What the writer's thread is handed.
 enum Task {
-    Round(Job),
+    Round(Box<Job>),
     Work(Work),
 }
 
@@ -97,11 +97,11 @@ impl SqliteWriter {
                             run_guarded(&connection, "a write of another area", || work(&connection));
                             continue;
                         }
-                        Task::Round(job) => vec![job],
+                        Task::Round(job) => vec![*job],
                     };
                     while batch.len() < MAX_BATCH {
                         match queue.try_recv() {
-                            Ok(Task::Round(job)) => batch.push(job),
+                            Ok(Task::Round(job)) => batch.push(*job),
                             Ok(Task::Work(work)) => {
                                 held = Some(work);
                                 break;
@@ -119,7 +119,7 @@ impl SqliteWriter {
     /// Stores `round` in the next batch and answers for it alone.
     pub(crate) async fn ingest(&self, round: PendingRound) -> Result<Ingested, LoopsError> {
         let (answer, answered) = oneshot::channel();
-        self.jobs.send(Task::Round(Job { round, answer })).map_err(|_| gone())?;
+        self.jobs.send(Task::Round(Box::new(Job { round, answer }))).map_err(|_| gone())?;
         answered.await.map_err(|_| gone())?
     }
 
@@ -166,10 +166,8 @@ pub(crate) fn in_transaction<T, E: From<StoreError>>(
         Ok(_) => run(connection, "COMMIT"),
         Err(_) => Ok(()),
     };
-    if written.is_err() || finished.is_err() {
-        if !connection.is_autocommit() {
-            let _ = connection.execute_batch("ROLLBACK");
-        }
+    if (written.is_err() || finished.is_err()) && !connection.is_autocommit() {
+        let _ = connection.execute_batch("ROLLBACK");
     }
     finished?;
     written

@@ -110,7 +110,7 @@ pub fn plan_rounds(waiting: &[WaitingSpan], ends: &HashMap<String, TraceEnd>, cl
             (None, None) if silent => Some(clock.now - clock.settle_ms),
             (None, None) => None,
         };
-        if !completed_at.is_some_and(|at| clock.now - at >= clock.settle_ms) {
+        if completed_at.is_none_or(|at| clock.now - at < clock.settle_ms) {
             break;
         }
         let until = next.map_or(i64::MAX, |next| next.start_ns);

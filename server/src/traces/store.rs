@@ -285,6 +285,15 @@ fn span_rows(count: usize) -> String {
         .join(", ")
 }
 
+/// What a span of a trace says about the trace's loop and run.
+struct TraceHint {
+    role: SpanRole,
+    root: bool,
+    agent_name: Option<String>,
+    conversation_id: Option<String>,
+    service_name: Option<String>,
+}
+
 /// Gives the trace `trace_id` its run, if its spans can say which: a span
 /// that names its agent, or the trace's root span. With `silent` (the trace
 /// has said nothing for the heartbeat window) the run is decided from what
@@ -311,30 +320,34 @@ async fn resolve_trace(
             "SELECT kind, root, agent_name, conversation_id, service_name FROM trace_spans \
              WHERE team_id = $1 AND trace_id = $2",
             args![team_id, trace_id],
-            |row| Ok((row.req_text(0)?, row.req_int(1)? != 0, row.text(2)?, row.text(3)?, row.text(4)?)),
+            |row| {
+                Ok(TraceHint {
+                    role: SpanRole::from_column(&row.req_text(0)?),
+                    root: row.req_int(1)? != 0,
+                    agent_name: row.text(2)?,
+                    conversation_id: row.text(3)?,
+                    service_name: row.text(4)?,
+                })
+            },
         )
         .await?;
-    let decided = hints.iter().any(|(_, root, agent, _, _)| *root || agent.is_some());
+    let decided = hints.iter().any(|hint| hint.root || hint.agent_name.is_some());
     if !decided && !silent {
         return Ok(None);
     }
-    // The agent's span speaks first, then any span, then the service.
-    let by_agent_span =
-        |pick: fn(&(String, bool, Option<String>, Option<String>, Option<String>)) -> Option<&String>| {
-            hints
-                .iter()
-                .filter(|hint| hint.0 == SpanRole::Agent.as_str())
-                .find_map(pick)
-                .or_else(|| hints.iter().find_map(pick))
-                .cloned()
-        };
-    let loop_name = by_agent_span(|hint| hint.2.as_ref())
-        .or_else(|| {
-            hints.iter().filter(|hint| hint.0 == SpanRole::Model.as_str()).find_map(|hint| hint.4.clone())
-        })
-        .or_else(|| hints.iter().find_map(|hint| hint.4.clone()))
+    // The agent's span speaks first, then any span, then the service of a
+    // model call, then any service.
+    let first = |role: Option<SpanRole>, pick: fn(&TraceHint) -> Option<&String>| {
+        hints.iter().filter(|hint| role.is_none_or(|role| hint.role == role)).find_map(pick).cloned()
+    };
+    let loop_name = first(Some(SpanRole::Agent), |hint| hint.agent_name.as_ref())
+        .or_else(|| first(None, |hint| hint.agent_name.as_ref()))
+        .or_else(|| first(Some(SpanRole::Model), |hint| hint.service_name.as_ref()))
+        .or_else(|| first(None, |hint| hint.service_name.as_ref()))
         .unwrap_or_else(|| "unknown_service".to_string());
-    let run_key = by_agent_span(|hint| hint.3.as_ref()).unwrap_or_else(|| trace_id.to_string());
+    let run_key = first(Some(SpanRole::Agent), |hint| hint.conversation_id.as_ref())
+        .or_else(|| first(None, |hint| hint.conversation_id.as_ref()))
+        .unwrap_or_else(|| trace_id.to_string());
     let run = db
         .one(
             "INSERT INTO traced_runs (team_id, loop_name, run_key, last_span_at) VALUES ($1, $2, $3, $4) \
