@@ -20,11 +20,14 @@ CREATE TABLE traced_runs (
 
 -- Which traced run a trace feeds, decided once: when a span of the trace
 -- names its agent, when its root span arrives, or when it has been silent
--- for the heartbeat window.
+-- for the heartbeat window. `ended_ns` is the latest end of its agent and
+-- root spans, `ended_at` when the first of them arrived (NULL: none yet).
 CREATE TABLE traced_traces (
     team_id       BIGINT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
     trace_id      TEXT NOT NULL,
     traced_run_id BIGINT NOT NULL REFERENCES traced_runs (id) ON DELETE CASCADE,
+    ended_ns      BIGINT,
+    ended_at      BIGINT,
     PRIMARY KEY (team_id, trace_id)
 );
 

@@ -218,25 +218,60 @@ impl SqliteDb<'_> {
     /// their `$N` numbers.
     fn prepare(&self, sql: &str, args: &[Arg]) -> Result<rusqlite::CachedStatement<'_>, StoreError> {
         let mut statement = self.conn.prepare_cached(sql)?;
-        let numbers: Vec<(usize, usize)> = (1..=statement.parameter_count())
-            .map(|index| {
-                let number = statement
-                    .parameter_name(index)
-                    .and_then(|name| name.strip_prefix('$'))
-                    .and_then(|number| number.parse::<usize>().ok())
-                    .filter(|number| (1..=args.len()).contains(number));
-                number.map(|number| (index, number)).ok_or_else(|| {
-                    StoreError::Database(sqlx::Error::Protocol(format!(
-                        "parameter {index} of a statement has no argument"
-                    )))
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        for (index, number) in numbers {
-            statement.raw_bind_parameter(index, &args[number - 1])?;
+        let numbers = parameter_numbers(sql, &statement)?;
+        for (index, &number) in numbers.iter().enumerate() {
+            let arg = number.checked_sub(1).and_then(|at| args.get(at)).ok_or_else(|| {
+                StoreError::Database(sqlx::Error::Protocol(format!(
+                    "parameter {} of a statement has no argument",
+                    index + 1
+                )))
+            })?;
+            statement.raw_bind_parameter(index + 1, arg)?;
         }
         Ok(statement)
     }
+}
+
+/// The `$N` number of each parameter of `statement`, by index, remembered
+/// per statement text on this thread: SQLite finds a parameter's name by a
+/// walk of its list, so naming every parameter of a statement of hundreds
+/// (a batch of spans) took time proportional to their square.
+fn parameter_numbers(
+    sql: &str,
+    statement: &rusqlite::Statement<'_>,
+) -> Result<std::rc::Rc<[usize]>, StoreError> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static NUMBERS: RefCell<HashMap<String, Rc<[usize]>>> = RefCell::new(HashMap::new());
+    }
+    if let Some(numbers) = NUMBERS.with(|numbers| numbers.borrow().get(sql).cloned()) {
+        return Ok(numbers);
+    }
+    let numbers: Rc<[usize]> = (1..=statement.parameter_count())
+        .map(|index| {
+            statement
+                .parameter_name(index)
+                .and_then(|name| name.strip_prefix('$'))
+                .and_then(|number| number.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    StoreError::Database(sqlx::Error::Protocol(format!(
+                        "parameter {index} of a statement is not $N"
+                    )))
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    NUMBERS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        // Statement texts are few (the round's, and a batch's for each
+        // size); a bound keeps a surprise from growing it without end.
+        if cache.len() >= 1024 {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), numbers.clone());
+    });
+    Ok(numbers)
 }
 
 impl RoundDb for SqliteDb<'_> {

@@ -191,8 +191,8 @@ fn open(path: &Path) -> Result<rusqlite::Connection, StoreError> {
          PRAGMA synchronous = NORMAL;",
     )?;
     // The round's statements, with one findings statement per count of
-    // findings that rounds commonly have.
-    connection.set_prepared_statement_cache_capacity(64);
+    // findings that rounds commonly have, and the traces' batches of spans.
+    connection.set_prepared_statement_cache_capacity(128);
     Ok(connection)
 }
 

@@ -397,3 +397,129 @@ fn json_of(value: &any_value::Value) -> Value {
         any_value::Value::StringValueStrindex(_) => Value::Null,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry_proto::tonic::resource::v1::Resource;
+    use opentelemetry_proto::tonic::trace::v1::{span, ResourceSpans, ScopeSpans};
+
+    use super::*;
+
+    fn attribute(key: &str, value: any_value::Value) -> KeyValue {
+        KeyValue { key: key.to_string(), value: Some(AnyValue { value: Some(value) }), ..Default::default() }
+    }
+
+    fn text_attribute(key: &str, value: &str) -> KeyValue {
+        attribute(key, any_value::Value::StringValue(value.to_string()))
+    }
+
+    fn span_with(attributes: Vec<KeyValue>) -> Span {
+        Span {
+            trace_id: vec![1; 16],
+            span_id: vec![2; 8],
+            parent_span_id: vec![3; 8],
+            name: "s".to_string(),
+            start_time_unix_nano: 10,
+            end_time_unix_nano: 20,
+            attributes,
+            ..Default::default()
+        }
+    }
+
+    fn mapped(span: Span, service: Option<&str>) -> MappedExport {
+        let attributes = service.map(|name| vec![text_attribute("service.name", name)]).unwrap_or_default();
+        map_export(&ExportTraceServiceRequest {
+            resource_spans: vec![ResourceSpans {
+                resource: Some(Resource { attributes, ..Default::default() }),
+                scope_spans: vec![ScopeSpans { spans: vec![span], ..Default::default() }],
+                ..Default::default()
+            }],
+        })
+    }
+
+    #[test]
+    fn roles_come_from_the_current_and_the_older_attributes() {
+        let role = |attributes: Vec<KeyValue>, root: bool| {
+            let mut span = span_with(attributes);
+            if root {
+                span.parent_span_id.clear();
+            }
+            mapped(span, Some("svc")).spans.first().map(|span| span.role)
+        };
+        for operation in ["chat", "text_completion", "generate_content"] {
+            assert_eq!(
+                role(vec![text_attribute("gen_ai.operation.name", operation)], false),
+                Some(SpanRole::Model)
+            );
+        }
+        assert_eq!(role(vec![text_attribute("gen_ai.system", "openai")], false), Some(SpanRole::Model));
+        assert_eq!(role(vec![text_attribute("gen_ai.tool.name", "grep")], false), Some(SpanRole::Tool));
+        assert_eq!(
+            role(vec![text_attribute("gen_ai.operation.name", "invoke_agent")], false),
+            Some(SpanRole::Agent)
+        );
+        assert_eq!(role(vec![text_attribute("http.method", "GET")], true), Some(SpanRole::Root));
+        assert_eq!(role(vec![text_attribute("http.method", "GET")], false), None);
+        assert_eq!(role(vec![text_attribute("gen_ai.operation.name", "embeddings")], false), None);
+    }
+
+    #[test]
+    fn usage_arguments_and_errors_are_read_in_either_spelling() {
+        let mut tool = span_with(vec![
+            text_attribute("gen_ai.operation.name", "execute_tool"),
+            text_attribute("gen_ai.tool.name", "search"),
+            attribute(
+                "gen_ai.tool.call.arguments",
+                any_value::Value::KvlistValue(opentelemetry_proto::tonic::common::v1::KeyValueList {
+                    values: vec![attribute("q", any_value::Value::IntValue(3))],
+                }),
+            ),
+            attribute("gen_ai.usage.prompt_tokens", any_value::Value::StringValue("12".to_string())),
+        ]);
+        tool.status = Some(opentelemetry_proto::tonic::trace::v1::Status {
+            code: status::StatusCode::Error as i32,
+            message: "boom\nwhole".to_string(),
+        });
+        let export = mapped(tool, None);
+        let span = &export.spans[0];
+        assert_eq!(span.service_name, "unknown_service", "the SDKs' own default");
+        assert_eq!(span.detail.arguments.as_deref(), Some(r#"{"q":3}"#));
+        assert_eq!(span.detail.input_tokens, Some(12));
+        let error = span.detail.error.as_ref().unwrap();
+        assert_eq!((error.code.as_str(), error.body.as_str()), ("ERROR", "boom\nwhole"));
+    }
+
+    #[test]
+    fn a_bad_finding_event_or_name_refuses_its_span_by_name() {
+        let mut tool = span_with(vec![text_attribute("gen_ai.tool.name", "search")]);
+        tool.events.push(span::Event {
+            name: FINDING_EVENT.to_string(),
+            attributes: vec![
+                text_attribute("target.path", "a.rs"),
+                text_attribute("severity", "blocking"),
+                text_attribute("criterion", "c"),
+            ],
+            ..Default::default()
+        });
+        let export = mapped(tool, Some("svc"));
+        assert_eq!(export.rejected, 1);
+        assert!(export.problems[0].contains("event fixedpoint.finding 1"), "{:?}", export.problems);
+        assert!(export.problems[0].contains("start_line"), "{:?}", export.problems);
+        let export = mapped(span_with(vec![text_attribute("gen_ai.system", "x")]), Some("a/b"));
+        assert!(export.problems[0].contains("service.name \"a/b\""), "{:?}", export.problems);
+        let mut long = span_with(vec![text_attribute("gen_ai.system", "x")]);
+        long.attributes.push(text_attribute("gen_ai.conversation.id", &"c".repeat(129)));
+        assert!(mapped(long, Some("svc")).problems[0].contains("gen_ai.conversation.id"));
+    }
+
+    #[test]
+    fn the_error_message_counts_and_names_what_was_refused() {
+        let mut export = MappedExport::default();
+        assert_eq!(export.error_message(0, &[]), "");
+        for index in 0..5 {
+            export.refuse(format!("problem {index}"));
+        }
+        let message = export.error_message(1, &["late one".to_string()]);
+        assert_eq!(message, "6 spans were not accepted: problem 0; problem 1; problem 2; and 3 more");
+    }
+}

@@ -64,7 +64,9 @@ pub struct PlannedRound {
     pub report: Result<RoundReport, String>,
     /// `(trace_id, span_id)` of its spans.
     pub spans: Vec<(String, String)>,
-    /// The run's `sealed_ns` once it is stored.
+    /// Its spans are the run's waiting spans that start from `start_ns` to
+    /// before `sealed_ns`, the run's seal once it is stored.
+    pub start_ns: i64,
     pub sealed_ns: i64,
 }
 
@@ -137,6 +139,7 @@ pub fn plan_rounds(waiting: &[WaitingSpan], ends: &HashMap<String, TraceEnd>, cl
         plan.rounds.push(PlannedRound {
             report: report_of(&round_spans, &clock.run_key),
             spans: round_spans.iter().map(|span| key(span)).collect(),
+            start_ns: model.start_ns,
             sealed_ns,
         });
     }
@@ -205,4 +208,160 @@ pub fn state_of(tool_calls: &[ToolCall], model_output: Option<&str>) -> String {
     };
     let digest = Sha256::digest(canonical.to_string().as_bytes());
     hex::encode(&digest[..8])
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::seq::SliceRandom as _;
+    use rand::{Rng as _, SeedableRng as _};
+
+    use super::*;
+
+    fn span(id: u8, role: SpanRole, start_ns: i64, tool: Option<&str>) -> WaitingSpan {
+        WaitingSpan {
+            trace_id: "t".to_string(),
+            span_id: format!("{id:02}"),
+            role,
+            start_ns,
+            end_ns: start_ns + 5,
+            arrived_at: 1_000,
+            detail: SpanDetail {
+                tool: tool.map(str::to_string),
+                arguments: tool.map(|_| "{}".to_string()),
+                input_tokens: (role == SpanRole::Model).then_some(10),
+                ..SpanDetail::default()
+            },
+        }
+    }
+
+    fn clock(now: i64, settle_ms: i64) -> RunClock {
+        RunClock {
+            run_key: "r".to_string(),
+            sealed_ns: 0,
+            last_span_at: 1_000,
+            now,
+            settle_ms,
+            window_ms: 600_000,
+        }
+    }
+
+    fn run() -> Vec<WaitingSpan> {
+        vec![
+            span(1, SpanRole::Model, 10, None),
+            span(2, SpanRole::Tool, 20, Some("search")),
+            span(3, SpanRole::Tool, 25, Some("read")),
+            span(4, SpanRole::Model, 30, None),
+            span(5, SpanRole::Tool, 40, Some("search")),
+            span(6, SpanRole::Model, 50, None),
+        ]
+    }
+
+    fn tools(plan: &Plan) -> Vec<Vec<String>> {
+        plan.rounds
+            .iter()
+            .map(|round| {
+                round.report.as_ref().unwrap().tool_calls.iter().map(|call| call.name.clone()).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_round_is_a_model_call_and_the_tool_calls_before_the_next() {
+        let plan = plan_rounds(&run(), &HashMap::new(), &clock(1_000, 0));
+        // The last model call waits: nothing has completed it.
+        assert_eq!(tools(&plan), [vec!["search", "read"], vec!["search"]]);
+        assert_eq!(plan.rounds[0].sealed_ns, 30);
+        assert_eq!(plan.rounds[1].sealed_ns, 50);
+        assert!(plan.dropped.is_empty());
+        let report = plan.rounds[0].report.as_ref().unwrap();
+        assert!(!report.judged, "no finding events");
+        assert_eq!(report.spent.tokens, Some(10));
+        assert_eq!(report.source, RoundSource::Traces);
+    }
+
+    #[test]
+    fn the_end_of_the_trace_completes_its_last_round() {
+        let ends = HashMap::from([("t".to_string(), TraceEnd { end_ns: 100, arrived_at: 1_000 })]);
+        let plan = plan_rounds(&run(), &ends, &clock(1_000, 0));
+        assert_eq!(plan.rounds.len(), 3);
+        assert_eq!(plan.rounds[2].sealed_ns, 101);
+    }
+
+    #[test]
+    fn a_round_waits_for_the_settle_time_and_holds_back_the_rest() {
+        let mut spans = run();
+        spans[3].arrived_at = 5_000;
+        let plan = plan_rounds(&spans, &HashMap::new(), &clock(5_500, 1_000));
+        assert!(plan.rounds.is_empty(), "round 1's completing span has not settled, so round 2 waits too");
+        let plan = plan_rounds(&spans, &HashMap::new(), &clock(6_000, 1_000));
+        assert_eq!(plan.rounds.len(), 2);
+    }
+
+    #[test]
+    fn a_silent_run_ends_its_last_round_and_drops_what_no_round_takes() {
+        let mut silent = clock(700_000, 0);
+        silent.last_span_at = 1_000;
+        let plan = plan_rounds(&run(), &HashMap::new(), &silent);
+        assert_eq!(plan.rounds.len(), 3);
+        let lonely = vec![span(9, SpanRole::Tool, 5, Some("search"))];
+        let plan = plan_rounds(&lonely, &HashMap::new(), &silent);
+        assert!(plan.rounds.is_empty());
+        assert_eq!(plan.dropped.len(), 1);
+    }
+
+    #[test]
+    fn spans_before_the_seal_are_too_late() {
+        let mut sealed = clock(1_000, 0);
+        sealed.sealed_ns = 30;
+        let plan = plan_rounds(&run(), &HashMap::new(), &sealed);
+        assert_eq!(plan.dropped.iter().map(|(_, id)| id.as_str()).collect::<Vec<_>>(), ["01", "02", "03"]);
+        assert_eq!(tools(&plan), [vec!["search"]]);
+        // A tool call before the first model call of a new stretch is
+        // dropped once that round is stored.
+        let mut spans = run();
+        spans.push(span(7, SpanRole::Tool, 5, Some("early")));
+        let plan = plan_rounds(&spans, &HashMap::new(), &clock(1_000, 0));
+        assert_eq!(plan.dropped.iter().map(|(_, id)| id.as_str()).collect::<Vec<_>>(), ["07"]);
+    }
+
+    #[test]
+    fn the_same_actions_are_the_same_state_and_other_ones_are_not() {
+        let call = |name: &str, arguments: &str| ToolCall {
+            name: name.to_string(),
+            arguments: Some(arguments.to_string()),
+            failed: false,
+        };
+        let state = state_of(&[call("search", r#"{"q":"a"}"#)], None);
+        assert_eq!(state, state_of(&[call("search", r#"{"q":"a"}"#)], Some("ignored with tools")));
+        assert_ne!(state, state_of(&[call("search", r#"{"q":"b"}"#)], None));
+        assert_ne!(state, state_of(&[call("read", r#"{"q":"a"}"#)], None));
+        assert_ne!(state_of(&[], Some("one answer")), state_of(&[], Some("another")));
+        assert_eq!(state.len(), 16);
+    }
+
+    /// However the spans of a run arrive (in which order, split across
+    /// which exports), once every one has settled the plan is the same.
+    #[test]
+    fn the_order_of_arrival_does_not_change_the_rounds() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(20);
+        for _ in 0..500 {
+            let mut spans = Vec::new();
+            let mut at = 0;
+            for id in 0..rng.random_range(1..12_u8) {
+                at += rng.random_range(1..10);
+                let role = if id == 0 || rng.random_bool(0.4) { SpanRole::Model } else { SpanRole::Tool };
+                let tool = ["search", "read", "write"][rng.random_range(0..3)];
+                spans.push(span(id, role, at, (role == SpanRole::Tool).then_some(tool)));
+            }
+            let ends = HashMap::from([("t".to_string(), TraceEnd { end_ns: at + 100, arrived_at: 0 })]);
+            let expected = plan_rounds(&spans, &ends, &clock(10_000, 1_000));
+            for span in &mut spans {
+                span.arrived_at = rng.random_range(0..9_000);
+            }
+            spans.shuffle(&mut rng);
+            let got = plan_rounds(&spans, &ends, &clock(10_000, 1_000));
+            assert_eq!(format!("{:?}", got.rounds), format!("{:?}", expected.rounds));
+            assert_eq!(got.dropped, expected.dropped);
+        }
+    }
 }

@@ -6,7 +6,7 @@
 //! PostgreSQL in a sqlx transaction of the request. Every statement uses
 //! the same SQL on both.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::mapping::{MappedSpan, SpanDetail, SpanRole};
 use super::rounds::{plan_rounds, RunClock, TraceEnd, WaitingSpan};
@@ -21,6 +21,8 @@ pub const DEFAULT_WINDOW_MS: i64 = 600_000;
 
 /// How many spans go into one INSERT: 14 parameters each.
 const SPANS_PER_STATEMENT: usize = 60;
+/// How many span ids one lookup of spans already stored names.
+const SPANS_PER_LOOKUP: usize = 200;
 
 /// What storing an export did.
 #[derive(Debug, Default)]
@@ -143,13 +145,13 @@ async fn perform(db: &mut impl RoundDb, work: &Work, now: i64, settle_ms: i64) -
         Work::Resolve { team_id, trace_id } => {
             let mut stored = Stored::default();
             if let Some(run) = resolve_trace(db, *team_id, trace_id, now, true).await? {
-                materialise(db, run, now, settle_ms, &mut stored.events).await?;
+                materialise(db, run, now, settle_ms, &[], &mut stored.events).await?;
             }
             Ok(stored)
         }
         Work::Materialise { run } => {
             let mut stored = Stored::default();
-            materialise(db, *run, now, settle_ms, &mut stored.events).await?;
+            materialise(db, *run, now, settle_ms, &[], &mut stored.events).await?;
             Ok(stored)
         }
     }
@@ -195,22 +197,116 @@ async fn keep_spans(
         sealed.insert(*run, row);
     }
 
-    // The spans, each once: a span sent again (a retry) is already here.
-    let mut late: BTreeSet<(&str, &str)> = BTreeSet::new();
-    for chunk in spans.chunks(SPANS_PER_STATEMENT) {
-        let mut values: Vec<Arg> = Vec::with_capacity(chunk.len() * 14);
-        for span in chunk {
-            let run = run_of.get(span.trace_id.as_str()).copied();
-            let too_late = run.and_then(|run| sealed.get(&run)).is_some_and(|(sealed_ns, _, _)| {
-                matches!(span.role, SpanRole::Model | SpanRole::Tool) && span.start_ns < *sealed_ns
-            });
-            if too_late {
-                late.insert((span.trace_id.as_str(), span.span_id.as_str()));
+    // Each span once: a span sent again (a retry) is already here.
+    let fresh = fresh_spans(db, team_id, spans).await?;
+    // A fresh span that starts before its run's seal is too late; agent and
+    // root spans only say that their trace ended. Spans of traces without a
+    // run wait in the table, where deciding the run reads them.
+    let mut rows: Vec<(&MappedSpan, Option<i64>, Option<i64>)> = Vec::with_capacity(fresh.len());
+    let mut waiting_rows: Vec<(&MappedSpan, Option<i64>, Option<i64>)> = Vec::new();
+    let mut fresh_of_run: BTreeMap<i64, Vec<&MappedSpan>> = BTreeMap::new();
+    for span in fresh {
+        let marker = matches!(span.role, SpanRole::Agent | SpanRole::Root);
+        let Some(run) = run_of.get(span.trace_id.as_str()).copied() else {
+            waiting_rows.push((span, None, marker.then_some(0)));
+            continue;
+        };
+        if marker {
+            db.execute(
+                "UPDATE traced_traces SET ended_at = COALESCE(ended_at, $1), \
+                 ended_ns = CASE WHEN ended_ns IS NULL OR ended_ns < $2 THEN $2 ELSE ended_ns END \
+                 WHERE team_id = $3 AND trace_id = $4",
+                args![now, span.end_ns, team_id, &span.trace_id],
+            )
+            .await?;
+        }
+        let (sealed_ns, last_round, run_key) = &sealed[&run];
+        if !marker && span.start_ns < *sealed_ns {
+            stored.late += 1;
+            if stored.late_problems.len() < 3 {
+                stored.late_problems.push(format!(
+                    "span {} arrived after its round was stored (run {run_key:?} is at round {last_round})",
+                    span.span_id
+                ));
             }
-            // Agent and root spans only say that their trace ended: no
-            // round takes them. Late spans are dropped on arrival.
-            let round = (too_late || matches!(span.role, SpanRole::Agent | SpanRole::Root)).then_some(0_i64);
-            let detail = matches!(span.role, SpanRole::Model | SpanRole::Tool)
+            rows.push((span, Some(run), Some(0)));
+            continue;
+        }
+        fresh_of_run.entry(run).or_default().push(span);
+    }
+    insert_spans(db, team_id, &waiting_rows, now).await?;
+
+    // Traces that now know their run, then every touched run's rounds: the
+    // fresh spans of runs known before this export are planned with the
+    // waiting ones and written once, with the round that took them.
+    let mut runs: BTreeSet<i64> = known_runs;
+    for trace_id in &trace_ids {
+        if run_of.contains_key(trace_id) {
+            continue;
+        }
+        if let Some(run) = resolve_trace(db, team_id, trace_id, now, false).await? {
+            runs.insert(run);
+        }
+    }
+    for run in runs {
+        let fresh = fresh_of_run.remove(&run).unwrap_or_default();
+        let taken = materialise(db, run, now, settle_ms, &fresh, &mut stored.events).await?;
+        for span in fresh {
+            let round = if matches!(span.role, SpanRole::Agent | SpanRole::Root) {
+                Some(0)
+            } else {
+                taken.get(&(span.trace_id.clone(), span.span_id.clone())).copied()
+            };
+            rows.push((span, Some(run), round));
+        }
+    }
+    insert_spans(db, team_id, &rows, now).await?;
+    Ok(stored)
+}
+
+/// The spans of `spans` not stored before.
+async fn fresh_spans<'s>(
+    db: &mut impl RoundDb,
+    team_id: i64,
+    spans: &'s [MappedSpan],
+) -> Result<Vec<&'s MappedSpan>, StoreError> {
+    let mut by_trace: BTreeMap<&str, Vec<&MappedSpan>> = BTreeMap::new();
+    for span in spans {
+        by_trace.entry(span.trace_id.as_str()).or_default().push(span);
+    }
+    let mut known: BTreeSet<(String, String)> = BTreeSet::new();
+    for (trace_id, spans) in &by_trace {
+        for chunk in spans.chunks(SPANS_PER_LOOKUP) {
+            let list = (0..chunk.len()).map(|at| format!("${}", at + 3)).collect::<Vec<_>>().join(", ");
+            let mut values = args![team_id, *trace_id];
+            values.extend(chunk.iter().map(|span| Arg::from(&span.span_id)));
+            let found = db
+                .rows(
+                    &format!(
+                        "SELECT span_id FROM trace_spans WHERE team_id = $1 AND trace_id = $2 AND span_id IN ({list})"
+                    ),
+                    values,
+                    |row| row.req_text(0),
+                )
+                .await?;
+            known.extend(found.into_iter().map(|span_id| (trace_id.to_string(), span_id)));
+        }
+    }
+    Ok(spans.iter().filter(|span| !known.contains(&(span.trace_id.clone(), span.span_id.clone()))).collect())
+}
+
+/// Writes spans with their run and round (NULL: waiting). Only a waiting
+/// span keeps its detail.
+async fn insert_spans(
+    db: &mut impl RoundDb,
+    team_id: i64,
+    rows: &[(&MappedSpan, Option<i64>, Option<i64>)],
+    now: i64,
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(SPANS_PER_STATEMENT) {
+        let mut values: Vec<Arg> = Vec::with_capacity(chunk.len() * 14);
+        for (span, run, round) in chunk {
+            let detail = (round.is_none() && matches!(span.role, SpanRole::Model | SpanRole::Tool))
                 .then(|| serde_json::to_string(&span.detail).unwrap_or_else(|_| "{}".to_string()));
             values.extend(args![
                 team_id,
@@ -225,55 +321,35 @@ async fn keep_spans(
                 &span.service_name,
                 detail,
                 now,
-                run,
+                *run,
+                *round,
             ]);
-            values.push(Arg::from(round));
         }
-        let rows = span_rows(chunk.len());
-        let inserted = db
-            .rows(
-                &format!(
-                    "INSERT INTO trace_spans (team_id, trace_id, span_id, kind, root, start_ns, end_ns, agent_name, \
-                     conversation_id, service_name, detail, arrived_at, traced_run_id, round) VALUES {rows} \
-                     ON CONFLICT (team_id, trace_id, span_id) DO NOTHING RETURNING trace_id, span_id"
-                ),
-                values,
-                |row| Ok((row.req_text(0)?, row.req_text(1)?)),
-            )
-            .await?;
-        for (trace_id, span_id) in inserted {
-            if late.contains(&(trace_id.as_str(), span_id.as_str())) {
-                stored.late += 1;
-                if stored.late_problems.len() < 3 {
-                    let run = run_of.get(trace_id.as_str()).and_then(|run| sealed.get(run));
-                    let (last_round, run_key) =
-                        run.map(|(_, round, key)| (*round, key.as_str())).unwrap_or((0, ""));
-                    stored.late_problems.push(format!(
-                        "span {span_id} arrived after its round was stored (run {run_key:?} is at round {last_round})"
-                    ));
-                }
-            }
-        }
+        // A concurrent export of the same span (PostgreSQL) may have
+        // written it first: it is the same span.
+        db.execute(
+            &format!(
+                "INSERT INTO trace_spans (team_id, trace_id, span_id, kind, root, start_ns, end_ns, agent_name, \
+                 conversation_id, service_name, detail, arrived_at, traced_run_id, round) VALUES {} \
+                 ON CONFLICT (team_id, trace_id, span_id) DO NOTHING",
+                span_rows(chunk.len())
+            ),
+            values,
+        )
+        .await?;
     }
-
-    // Traces that now know their run, then every touched run's rounds.
-    let mut runs: BTreeSet<i64> = known_runs;
-    for trace_id in &trace_ids {
-        if run_of.contains_key(trace_id) {
-            continue;
-        }
-        if let Some(run) = resolve_trace(db, team_id, trace_id, now, false).await? {
-            runs.insert(run);
-        }
-    }
-    for run in runs {
-        materialise(db, run, now, settle_ms, &mut stored.events).await?;
-    }
-    Ok(stored)
+    Ok(())
 }
 
-/// `($1, ..., $14), ($15, ...)`: a row of fourteen parameters per span.
-fn span_rows(count: usize) -> String {
+/// `($1, ..., $14), ($15, ...)`: a row of fourteen parameters per span,
+/// for `count` spans (built once per count).
+fn span_rows(count: usize) -> &'static str {
+    static ROWS: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| (0..=SPANS_PER_STATEMENT).map(span_rows_of).collect());
+    &ROWS[count]
+}
+
+fn span_rows_of(count: usize) -> String {
     (0..count)
         .map(|row| {
             format!(
@@ -292,6 +368,8 @@ struct TraceHint {
     agent_name: Option<String>,
     conversation_id: Option<String>,
     service_name: Option<String>,
+    end_ns: i64,
+    arrived_at: i64,
 }
 
 /// Gives the trace `trace_id` its run, if its spans can say which: a span
@@ -317,7 +395,7 @@ async fn resolve_trace(
     }
     let hints = db
         .rows(
-            "SELECT kind, root, agent_name, conversation_id, service_name FROM trace_spans \
+            "SELECT kind, root, agent_name, conversation_id, service_name, end_ns, arrived_at FROM trace_spans \
              WHERE team_id = $1 AND trace_id = $2",
             args![team_id, trace_id],
             |row| {
@@ -327,6 +405,8 @@ async fn resolve_trace(
                     agent_name: row.text(2)?,
                     conversation_id: row.text(3)?,
                     service_name: row.text(4)?,
+                    end_ns: row.req_int(5)?,
+                    arrived_at: row.req_int(6)?,
                 })
             },
         )
@@ -357,9 +437,12 @@ async fn resolve_trace(
             |row| row.req_int(0),
         )
         .await?;
+    let markers = || hints.iter().filter(|hint| matches!(hint.role, SpanRole::Agent | SpanRole::Root));
+    let ended_ns = markers().map(|hint| hint.end_ns).max();
+    let ended_at = markers().map(|hint| hint.arrived_at).min();
     db.execute(
-        "INSERT INTO traced_traces (team_id, trace_id, traced_run_id) VALUES ($1, $2, $3)",
-        args![team_id, trace_id, run],
+        "INSERT INTO traced_traces (team_id, trace_id, traced_run_id, ended_ns, ended_at) VALUES ($1, $2, $3, $4, $5)",
+        args![team_id, trace_id, run, ended_ns, ended_at],
     )
     .await?;
     db.execute(
@@ -372,14 +455,17 @@ async fn resolve_trace(
 
 /// Stores the ready rounds of the traced run `run`, each in a savepoint: a
 /// round the ingest path refuses (its run was stopped, say) drops its spans
-/// and takes no other round with it.
+/// and takes no other round with it. `fresh` are spans of the run that
+/// arrived now and are not written yet; the answer says which round took
+/// each of them (0: dropped), and the caller writes them so.
 async fn materialise(
     db: &mut impl RoundDb,
     run: i64,
     now: i64,
     settle_ms: i64,
+    fresh: &[&MappedSpan],
     events: &mut Vec<RoundEvent>,
-) -> Result<(), StoreError> {
+) -> Result<HashMap<(String, String), i64>, StoreError> {
     let (team_id, loop_name, run_key, mut last_round, sealed_ns, last_span_at) = db
         .one(
             "SELECT team_id, loop_name, run_key, last_round, sealed_ns, last_span_at FROM traced_runs WHERE id = $1",
@@ -396,7 +482,7 @@ async fn materialise(
             },
         )
         .await?;
-    let waiting = db
+    let mut waiting = db
         .rows(
             "SELECT trace_id, span_id, kind, start_ns, end_ns, arrived_at, detail FROM trace_spans \
              WHERE traced_run_id = $1 AND round IS NULL ORDER BY start_ns, span_id",
@@ -416,8 +502,22 @@ async fn materialise(
             },
         )
         .await?;
+    let unwritten: BTreeSet<(String, String)> =
+        fresh.iter().map(|span| (span.trace_id.clone(), span.span_id.clone())).collect();
+    waiting.extend(fresh.iter().filter(|span| matches!(span.role, SpanRole::Model | SpanRole::Tool)).map(
+        |span| WaitingSpan {
+            trace_id: span.trace_id.clone(),
+            span_id: span.span_id.clone(),
+            role: span.role,
+            start_ns: span.start_ns,
+            end_ns: span.end_ns,
+            arrived_at: now,
+            detail: span.detail.clone(),
+        },
+    ));
+    let mut taken: HashMap<(String, String), i64> = HashMap::new();
     if waiting.is_empty() {
-        return Ok(());
+        return Ok(taken);
     }
     let window_ms = db
         .optional(
@@ -432,8 +532,7 @@ async fn materialise(
     for trace_id in traces {
         let end = db
             .optional(
-                "SELECT MAX(end_ns), MIN(arrived_at) FROM trace_spans \
-                 WHERE team_id = $1 AND trace_id = $2 AND kind IN ('agent', 'root')",
+                "SELECT ended_ns, ended_at FROM traced_traces WHERE team_id = $1 AND trace_id = $2",
                 args![team_id, trace_id],
                 |row| Ok(row.int(0)?.zip(row.int(1)?)),
             )
@@ -442,6 +541,12 @@ async fn materialise(
         if let Some((end_ns, arrived_at)) = end {
             ends.insert(trace_id.to_string(), TraceEnd { end_ns, arrived_at });
         }
+    }
+    // Agent and root spans of this export end their traces too.
+    for span in fresh.iter().filter(|span| matches!(span.role, SpanRole::Agent | SpanRole::Root)) {
+        let end =
+            ends.entry(span.trace_id.clone()).or_insert(TraceEnd { end_ns: span.end_ns, arrived_at: now });
+        end.end_ns = end.end_ns.max(span.end_ns);
     }
     let clock = RunClock { run_key: run_key.clone(), sealed_ns, last_span_at, now, settle_ms, window_ms };
     let plan = plan_rounds(&waiting, &ends, &clock);
@@ -464,14 +569,21 @@ async fn materialise(
                 db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
                 events.extend(ingested.event);
                 last_round += 1;
-                for (trace_id, span_id) in &planned.spans {
-                    db.execute(
-                        "UPDATE trace_spans SET round = $1, detail = NULL \
-                         WHERE team_id = $2 AND trace_id = $3 AND span_id = $4",
-                        args![last_round, team_id, trace_id, span_id],
-                    )
-                    .await?;
+                // The round's written spans are the run's waiting spans in
+                // its stretch of time (see `PlannedRound`): one statement.
+                let (now_taken, written): (Vec<_>, Vec<_>) =
+                    planned.spans.into_iter().partition(|key| unwritten.contains(key));
+                if !written.is_empty() {
+                    let marked = db
+                        .execute(
+                            "UPDATE trace_spans SET round = $1, detail = NULL \
+                             WHERE traced_run_id = $2 AND round IS NULL AND start_ns >= $3 AND start_ns < $4",
+                            args![last_round, run, planned.start_ns, planned.sealed_ns],
+                        )
+                        .await?;
+                    debug_assert_eq!(marked, written.len() as u64, "a round's spans are its stretch of time");
                 }
+                taken.extend(now_taken.into_iter().map(|key| (key, last_round)));
             }
             Err(LoopsError::Store(error)) => return Err(error),
             Err(refusal) => {
@@ -482,7 +594,12 @@ async fn materialise(
             }
         }
     }
-    for (trace_id, span_id) in &dropped {
+    for key in &dropped {
+        if unwritten.contains(key) {
+            taken.insert(key.clone(), 0);
+            continue;
+        }
+        let (trace_id, span_id) = key;
         db.execute(
             "UPDATE trace_spans SET round = 0, detail = NULL WHERE team_id = $1 AND trace_id = $2 AND span_id = $3",
             args![team_id, trace_id, span_id],
@@ -502,5 +619,5 @@ async fn materialise(
         args![last_round, sealed_ns, dropped.len() as i64, run],
     )
     .await?;
-    Ok(())
+    Ok(taken)
 }
