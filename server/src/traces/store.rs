@@ -12,7 +12,7 @@ use super::mapping::{MappedSpan, SpanDetail, SpanRole};
 use super::rounds::{plan_rounds, RunClock, TraceEnd, WaitingSpan};
 use crate::loops::db::{args, Arg, RoundDb, SqlxDb};
 use crate::loops::ingest::{begin_write, store_round, RoundTeam};
-use crate::loops::{LoopsError, RoundEvent};
+use crate::loops::{LoopsError, RoundEvent, RoundReport};
 use crate::store::{Backend, Store, StoreError};
 
 /// The heartbeat window of a loop that does not exist yet (the loops
@@ -144,6 +144,7 @@ async fn perform(db: &mut impl RoundDb, work: &Work, now: i64, settle_ms: i64) -
         Work::Keep { team_id, spans } => keep_spans(db, *team_id, spans, now, settle_ms).await,
         Work::Resolve { team_id, trace_id } => {
             let mut stored = Stored::default();
+            lock_trace(db, *team_id, trace_id).await?;
             if let Some(run) = resolve_trace(db, *team_id, trace_id, now, true).await? {
                 materialise(db, run, now, settle_ms, &[], &mut stored.events).await?;
             }
@@ -167,10 +168,17 @@ async fn keep_spans(
     settle_ms: i64,
 ) -> Result<Stored, StoreError> {
     let mut stored = Stored::default();
+    let trace_ids: BTreeSet<&str> = spans.iter().map(|span| span.trace_id.as_str()).collect();
+    // Exports of the same traces take their turns, before any other lock:
+    // on PostgreSQL two of them could otherwise each hold what the other
+    // waits for (a span row one inserted, a run row the other locked).
+    // SQLite has one writer.
+    for trace_id in &trace_ids {
+        lock_trace(db, team_id, trace_id).await?;
+    }
     // The runs of the traces already given one, locked in one order so
     // that concurrent exports of the same runs wait for each other rather
     // than deadlock.
-    let trace_ids: BTreeSet<&str> = spans.iter().map(|span| span.trace_id.as_str()).collect();
     let mut run_of: HashMap<&str, i64> = HashMap::new();
     for trace_id in &trace_ids {
         if let Some(run) = db
@@ -341,6 +349,19 @@ async fn insert_spans(
     Ok(())
 }
 
+/// Waits for, then holds until the transaction ends, the turn of the trace
+/// `trace_id` (PostgreSQL; SQLite's single writer needs none).
+async fn lock_trace(db: &mut impl RoundDb, team_id: i64, trace_id: &str) -> Result<(), StoreError> {
+    if db.backend() == Backend::Postgres {
+        db.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+            args![format!("fixedpoint-trace:{team_id}:{trace_id}")],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// `($1, ..., $14), ($15, ...)`: a row of fourteen parameters per span,
 /// for `count` spans (built once per count).
 fn span_rows(count: usize) -> &'static str {
@@ -391,6 +412,13 @@ async fn resolve_trace(
         )
         .await?
     {
+        // Decided by an export that committed after this one began: its
+        // spans join that run too.
+        db.execute(
+            "UPDATE trace_spans SET traced_run_id = $1 WHERE team_id = $2 AND trace_id = $3 AND traced_run_id IS NULL",
+            args![run, team_id, trace_id],
+        )
+        .await?;
         return Ok(Some(run));
     }
     let hints = db
@@ -440,17 +468,117 @@ async fn resolve_trace(
     let markers = || hints.iter().filter(|hint| matches!(hint.role, SpanRole::Agent | SpanRole::Root));
     let ended_ns = markers().map(|hint| hint.end_ns).max();
     let ended_at = markers().map(|hint| hint.arrived_at).min();
+    // Two exports of a new trace (PostgreSQL) may both decide; the first
+    // to commit wins, and the other takes its run.
     db.execute(
-        "INSERT INTO traced_traces (team_id, trace_id, traced_run_id, ended_ns, ended_at) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO traced_traces (team_id, trace_id, traced_run_id, ended_ns, ended_at) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (team_id, trace_id) DO NOTHING",
         args![team_id, trace_id, run, ended_ns, ended_at],
     )
     .await?;
+    let run = db
+        .one(
+            "SELECT traced_run_id FROM traced_traces WHERE team_id = $1 AND trace_id = $2",
+            args![team_id, trace_id],
+            |row| row.req_int(0),
+        )
+        .await?;
     db.execute(
         "UPDATE trace_spans SET traced_run_id = $1 WHERE team_id = $2 AND trace_id = $3 AND traced_run_id IS NULL",
         args![run, team_id, trace_id],
     )
     .await?;
     Ok(Some(run))
+}
+
+/// The run that rounds are stored for, and what arrived with this export.
+struct RunTarget<'a> {
+    run: i64,
+    team_id: i64,
+    loop_name: &'a str,
+    run_key: &'a str,
+    now: i64,
+    unwritten: &'a BTreeSet<(String, String)>,
+}
+
+/// A planned round whose report is valid.
+struct ReadyRound {
+    report: RoundReport,
+    spans: Vec<(String, String)>,
+    start_ns: i64,
+    sealed_ns: i64,
+}
+
+/// What storing a run's rounds did.
+#[derive(Default)]
+struct StoredRounds {
+    last_round: i64,
+    events: Vec<RoundEvent>,
+    /// Fresh spans and the round that took them.
+    taken: Vec<((String, String), i64)>,
+    /// Spans of refused rounds.
+    dropped: Vec<(String, String)>,
+}
+
+/// Stores `rounds` after round `last_round` of the run. Without `each`, the
+/// first refusal answers `None` (the caller rolls back and tries again with
+/// `each`); with `each`, every round has its own savepoint and a refused one
+/// drops its spans.
+async fn store_rounds(
+    db: &mut impl RoundDb,
+    target: &RunTarget<'_>,
+    rounds: &[ReadyRound],
+    mut last_round: i64,
+    each: bool,
+) -> Result<Option<StoredRounds>, StoreError> {
+    let mut stored = StoredRounds::default();
+    for ReadyRound { report, spans, start_ns, sealed_ns } in rounds {
+        let mut report = report.clone();
+        report.round = u32::try_from(last_round + 1).unwrap_or(u32::MAX);
+        if each {
+            db.execute("SAVEPOINT traced_round", Vec::new()).await?;
+        }
+        match store_round(db, &RoundTeam::Known(target.team_id), target.loop_name, &report, target.now).await
+        {
+            Ok(ingested) => {
+                if each {
+                    db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
+                }
+                stored.events.extend(ingested.event);
+                last_round += 1;
+                // The round's written spans are the run's waiting spans in
+                // its stretch of time (see `PlannedRound`): one statement.
+                let (now_taken, written): (Vec<_>, Vec<_>) =
+                    spans.iter().cloned().partition(|key| target.unwritten.contains(key));
+                if !written.is_empty() {
+                    let marked = db
+                        .execute(
+                            "UPDATE trace_spans SET round = $1, detail = NULL \
+                             WHERE traced_run_id = $2 AND round IS NULL AND start_ns >= $3 AND start_ns < $4",
+                            args![last_round, target.run, *start_ns, *sealed_ns],
+                        )
+                        .await?;
+                    debug_assert_eq!(marked, written.len() as u64, "a round's spans are its stretch of time");
+                }
+                stored.taken.extend(now_taken.into_iter().map(|key| (key, last_round)));
+            }
+            Err(LoopsError::Store(error)) => return Err(error),
+            Err(_) if !each => return Ok(None),
+            Err(refusal) => {
+                db.execute("ROLLBACK TO SAVEPOINT traced_round", Vec::new()).await?;
+                db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
+                tracing::warn!(
+                    loop_name = target.loop_name,
+                    run_key = target.run_key,
+                    %refusal,
+                    "traces: a round was refused; its spans were dropped"
+                );
+                stored.dropped.extend(spans.iter().cloned());
+            }
+        }
+    }
+    stored.last_round = last_round;
+    Ok(Some(stored))
 }
 
 /// Stores the ready rounds of the traced run `run`, each in a savepoint: a
@@ -468,7 +596,11 @@ async fn materialise(
 ) -> Result<HashMap<(String, String), i64>, StoreError> {
     let (team_id, loop_name, run_key, mut last_round, sealed_ns, last_span_at) = db
         .one(
-            "SELECT team_id, loop_name, run_key, last_round, sealed_ns, last_span_at FROM traced_runs WHERE id = $1",
+            // An update that changes nothing locks the run's row
+            // (PostgreSQL) so two exports of the run plan it one after the
+            // other; SQLite has one writer anyway.
+            "UPDATE traced_runs SET last_round = last_round WHERE id = $1 \
+             RETURNING team_id, loop_name, run_key, last_round, sealed_ns, last_span_at",
             args![run],
             |row| {
                 Ok((
@@ -550,50 +682,48 @@ async fn materialise(
     }
     let clock = RunClock { run_key: run_key.clone(), sealed_ns, last_span_at, now, settle_ms, window_ms };
     let plan = plan_rounds(&waiting, &ends, &clock);
-    let mut sealed_ns = sealed_ns;
+    let sealed_ns = plan.rounds.iter().map(|planned| planned.sealed_ns).fold(sealed_ns, i64::max);
     let mut dropped = plan.dropped.clone();
+    let mut rounds = Vec::with_capacity(plan.rounds.len());
     for planned in plan.rounds {
-        sealed_ns = sealed_ns.max(planned.sealed_ns);
-        let mut report = match planned.report {
-            Ok(report) => report,
+        match planned.report {
+            Ok(report) => rounds.push(ReadyRound {
+                report,
+                spans: planned.spans,
+                start_ns: planned.start_ns,
+                sealed_ns: planned.sealed_ns,
+            }),
             Err(problem) => {
                 tracing::warn!(loop_name, run_key, %problem, "traces: spans that make no valid round were dropped");
-                dropped.extend(planned.spans);
-                continue;
-            }
-        };
-        report.round = u32::try_from(last_round + 1).unwrap_or(u32::MAX);
-        db.execute("SAVEPOINT traced_round", Vec::new()).await?;
-        match store_round(db, &RoundTeam::Known(team_id), &loop_name, &report, now).await {
-            Ok(ingested) => {
-                db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
-                events.extend(ingested.event);
-                last_round += 1;
-                // The round's written spans are the run's waiting spans in
-                // its stretch of time (see `PlannedRound`): one statement.
-                let (now_taken, written): (Vec<_>, Vec<_>) =
-                    planned.spans.into_iter().partition(|key| unwritten.contains(key));
-                if !written.is_empty() {
-                    let marked = db
-                        .execute(
-                            "UPDATE trace_spans SET round = $1, detail = NULL \
-                             WHERE traced_run_id = $2 AND round IS NULL AND start_ns >= $3 AND start_ns < $4",
-                            args![last_round, run, planned.start_ns, planned.sealed_ns],
-                        )
-                        .await?;
-                    debug_assert_eq!(marked, written.len() as u64, "a round's spans are its stretch of time");
-                }
-                taken.extend(now_taken.into_iter().map(|key| (key, last_round)));
-            }
-            Err(LoopsError::Store(error)) => return Err(error),
-            Err(refusal) => {
-                db.execute("ROLLBACK TO SAVEPOINT traced_round", Vec::new()).await?;
-                db.execute("RELEASE SAVEPOINT traced_round", Vec::new()).await?;
-                tracing::warn!(loop_name, run_key, %refusal, "traces: a round was refused; its spans were dropped");
                 dropped.extend(planned.spans);
             }
         }
     }
+    let target =
+        RunTarget { run, team_id, loop_name: &loop_name, run_key: &run_key, now, unwritten: &unwritten };
+    // The rounds go in under one savepoint; only when the ingest path
+    // refuses one are they stored again one savepoint each, so that the
+    // refused round takes no other with it (a savepoint is a round trip on
+    // PostgreSQL).
+    db.execute("SAVEPOINT traced_rounds", Vec::new()).await?;
+    let stored = match store_rounds(db, &target, &rounds, last_round, false).await? {
+        Some(stored) => {
+            db.execute("RELEASE SAVEPOINT traced_rounds", Vec::new()).await?;
+            stored
+        }
+        None => {
+            db.execute("ROLLBACK TO SAVEPOINT traced_rounds", Vec::new()).await?;
+            db.execute("RELEASE SAVEPOINT traced_rounds", Vec::new()).await?;
+            match store_rounds(db, &target, &rounds, last_round, true).await? {
+                Some(stored) => stored,
+                None => unreachable!("with a savepoint per round no refusal escapes"),
+            }
+        }
+    };
+    last_round = stored.last_round;
+    events.extend(stored.events);
+    taken.extend(stored.taken);
+    dropped.extend(stored.dropped);
     for key in &dropped {
         if unwritten.contains(key) {
             taken.insert(key.clone(), 0);

@@ -588,3 +588,113 @@ async fn python_agent(plan: Value) -> Value {
         panic!("the agent printed no JSON: {stdout}\n{}", String::from_utf8_lossy(&output.stderr))
     })
 }
+
+both_backends! {
+    async fn the_loop_page_says_where_rounds_come_from_and_lists_tool_calls(db: TestDb) {
+        let (app, token, _) = setup(&db, "acme", 0, &[]).await;
+        post_spans(&app, &token, scout_run()).await;
+        // The connector's rounds (it names itself) and a plain API round.
+        for (round, agent) in [(1, "fixedpoint-push/0.1.0"), (2, "curl/8.0")] {
+            let answer = send(
+                &app,
+                Request::post("/api/v1/loops/scout/rounds")
+                    .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                    .header(header::CONTENT_TYPE, "application/json")
+                    .header(header::USER_AGENT, agent)
+                    .body(Body::from(json!({"round": round, "run": "pushed", "state": format!("s{round}")}).to_string()))
+                    .unwrap(),
+                "127.0.0.1:9",
+            )
+            .await;
+            assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        }
+        let team = db.store.team_by_slug("acme").await.unwrap().unwrap().id;
+        let pushed = rounds(&db.store, team, "scout", Some("pushed")).await;
+        assert_eq!(pushed.iter().map(|round| round.source).collect::<Vec<_>>(), [RoundSource::Connector, RoundSource::Api]);
+
+        db.store.add_team_member("acme", "reader@example.com", server::accounts::TeamRole::Member).await.unwrap();
+        let cookie = crate::support::http::session_cookie(&db, "reader@example.com").await;
+        let page = crate::support::http::get(&app, &format!("/loops/scout?team=acme&run={}", hex_trace()), Some(&cookie)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("Rounds from: API, connector, traces"), "{}", page.body);
+        assert!(page.body.contains("data-testid=\"tool-calls\""));
+        assert!(page.body.contains("read({&quot;path&quot;:&quot;x&quot;})") || page.body.contains(r#"read({"path":"x"})"#), "the tool call and its arguments");
+        assert!(page.body.contains("110 tokens"), "tokens when no money was reported");
+        assert!(page.body.contains(">acting<"), "the added class is shown");
+    }
+}
+
+both_backends! {
+    async fn concurrent_exports_of_one_run_give_the_rounds_of_one_export(db: TestDb) {
+        let (app, token, team) = setup(&db, "in-order", 0, &[]).await;
+        post_spans(&app, &token, scout_run()).await;
+        let expected = summary(&rounds(&db.store, team, "scout", None).await);
+        // Eight exporters send overlapping parts of the same run at once,
+        // settled or not: each span is kept once and each round stored once.
+        for settle_ms in [0, 60_000] {
+            let slug = format!("racing-{settle_ms}");
+            let (app, token, racing_team) = setup(&db, &slug, settle_ms, &[]).await;
+            let spans = scout_run();
+            let mut tasks = Vec::new();
+            for worker in 0..8_usize {
+                let part: Vec<Span> =
+                    spans.iter().enumerate().filter(|(at, _)| (at + worker) % 3 != 0).map(|(_, span)| span.clone()).collect();
+                let (app, token) = (app.clone(), token.clone());
+                tasks.push(tokio::spawn(async move { post_spans(&app, &token, part).await.partial() }));
+            }
+            for task in tasks {
+                let (rejected, message) = task.await.unwrap();
+                assert!(settle_ms == 0 || rejected == 0, "{message}");
+            }
+            db.store.sweep_traces(now_millis() + 61_000, settle_ms).await.unwrap();
+            let got = summary(&rounds(&db.store, racing_team, "scout", None).await);
+            if settle_ms == 0 {
+                // Without a settle time a part may complete a round before
+                // another part brings its tool call: fewer tool calls, never
+                // a round twice or out of order.
+                assert!(got.len() <= expected.len() && !got.is_empty(), "{got:?}");
+                let numbers: Vec<u64> = got.iter().map(|round| round[0].as_u64().unwrap()).collect();
+                assert_eq!(numbers, (1..=got.len() as u64).collect::<Vec<_>>());
+            } else {
+                assert_eq!(got, expected);
+            }
+            let kept: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM trace_spans WHERE team_id = $1")
+                .bind(racing_team)
+                .fetch_one(db.store.pool())
+                .await
+                .unwrap();
+            assert_eq!(kept, 10, "each span once");
+        }
+    }
+}
+
+both_backends! {
+    async fn rounds_after_an_operator_stop_are_refused_and_take_no_other_with_them(db: TestDb) {
+        let (app, token, team) = setup(&db, "acme", 0, &[]).await;
+        // Model calls that name their agent: the run is known at once.
+        let named = |mut span: Span| {
+            span.attributes.push(text("gen_ai.agent.name", "scout"));
+            span
+        };
+        let spans = scout_run();
+        // Round 1 is stored: chat 2 completes it.
+        post_spans(&app, &token, vec![named(spans[1].clone()), spans[2].clone(), named(spans[3].clone())]).await;
+        assert_eq!(classes(&rounds(&db.store, team, "scout", None).await), ["first"]);
+        // The operator stops the loop; the stop is delivered with the next
+        // round stored, which ends the run, so the rounds after it are
+        // refused and their spans dropped, in the same export.
+        db.store.request_loop_stop(team, "scout").await.unwrap();
+        let answer =
+            post_spans(&app, &token, vec![named(spans[5].clone()), named(spans[7].clone()), named(spans[9].clone())]).await;
+        assert_eq!(answer.partial().0, 0);
+        let after = rounds(&db.store, team, "scout", None).await;
+        assert_eq!(after.len(), 2, "the round that took the stop is stored, the ones after it are not");
+        assert!(after[1].operator.stop);
+        let dropped: i64 =
+            sqlx::query_scalar("SELECT dropped_spans FROM traced_runs").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(dropped, 2, "the two refused rounds' model calls");
+        let waiting: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM trace_spans WHERE round IS NULL").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(waiting, 1, "the last model call waits for its round to complete");
+    }
+}
