@@ -8,6 +8,7 @@
 //! ```text
 //! cargo run --release -p server --example traces_bench
 //! BENCH_EXPORTS=80 BENCH_AGENTS=4 BENCH_REPEAT=5 cargo run --release -p server --example traces_bench
+//! BENCH_PATTERN=whole-run cargo run --release -p server --example traces_bench
 //! ```
 //!
 //! Each of `BENCH_AGENTS` agents (default 2, one client each) runs one long
@@ -55,9 +56,18 @@ fn text(key: &str, value: &str) -> KeyValue {
 }
 
 /// What the `round`th round (0-based) of an agent does: in each stretch of
-/// five rounds the pattern, new queries in the next stretch.
+/// five rounds the pattern, new queries in the next stretch. With
+/// `BENCH_PATTERN=whole-run` the same three queries for the whole run, so
+/// every round's state was seen hundreds of times before (each round then
+/// reads and stores all of them in `seen_at`, on both ways in).
 fn tool_arguments(round: usize) -> String {
-    format!(r#"{{"query":"{}-{}"}}"#, round / PATTERN.len(), PATTERN[round % PATTERN.len()])
+    static WHOLE_RUN: std::sync::LazyLock<bool> =
+        std::sync::LazyLock::new(|| std::env::var("BENCH_PATTERN").is_ok_and(|pattern| pattern == "whole-run"));
+    if *WHOLE_RUN {
+        format!(r#"{{"query":"{}"}}"#, PATTERN[round % PATTERN.len()])
+    } else {
+        format!(r#"{{"query":"{}-{}"}}"#, round / PATTERN.len(), PATTERN[round % PATTERN.len()])
+    }
 }
 
 /// Export `index` of `exports` of agent `agent`'s run, as protobuf.
