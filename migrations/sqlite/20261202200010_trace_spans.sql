@@ -6,6 +6,9 @@
 -- name (else the service's), the run the conversation id (else the trace
 -- id). `sealed_ns` is the span start time before which the run's rounds
 -- are stored: a span that starts earlier and arrives later is too late.
+-- `due_at` is when time alone may let more of its rounds be stored (a
+-- complete round settling, or the heartbeat window ending), for the
+-- sweeper; NULL when none of its spans waits.
 CREATE TABLE traced_runs (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     team_id       BIGINT NOT NULL REFERENCES teams (id) ON DELETE CASCADE,
@@ -15,8 +18,11 @@ CREATE TABLE traced_runs (
     sealed_ns     BIGINT NOT NULL DEFAULT 0,
     last_span_at  BIGINT NOT NULL,
     dropped_spans BIGINT NOT NULL DEFAULT 0,
+    due_at        BIGINT,
     UNIQUE (team_id, loop_name, run_key)
 );
+
+CREATE INDEX traced_runs_due ON traced_runs (due_at) WHERE due_at IS NOT NULL;
 
 -- Which traced run a trace feeds, decided once: when a span of the trace
 -- names its agent, when its root span arrives, or when it has been silent

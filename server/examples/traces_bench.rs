@@ -61,8 +61,9 @@ fn text(key: &str, value: &str) -> KeyValue {
 /// every round's state was seen hundreds of times before (each round then
 /// reads and stores all of them in `seen_at`, on both ways in).
 fn tool_arguments(round: usize) -> String {
-    static WHOLE_RUN: std::sync::LazyLock<bool> =
-        std::sync::LazyLock::new(|| std::env::var("BENCH_PATTERN").is_ok_and(|pattern| pattern == "whole-run"));
+    static WHOLE_RUN: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+        std::env::var("BENCH_PATTERN").is_ok_and(|pattern| pattern == "whole-run")
+    });
     if *WHOLE_RUN {
         format!(r#"{{"query":"{}"}}"#, PATTERN[round % PATTERN.len()])
     } else {

@@ -393,7 +393,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             </table>
             <h2>"Rounds"</h2>
             <RoundPager data=data.clone()/>
-            <table class="data-table" data-testid="rounds">
+            <table class=if traced { "data-table traced-rounds" } else { "data-table" } data-testid="rounds">
                 <thead>
                     <tr>
                         <th scope="col">"Round"</th>

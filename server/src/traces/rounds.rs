@@ -78,6 +78,10 @@ pub struct Plan {
     /// before a stored round's end (too late), or the run ended without a
     /// model call for them.
     pub dropped: Vec<(String, String)>,
+    /// When time alone may let more of the run be stored: the settling of a
+    /// complete round, else the end of the heartbeat window. `None` when no
+    /// span is left waiting.
+    pub due_at: Option<i64>,
 }
 
 /// Plans the rounds of one run from its waiting spans.
@@ -113,6 +117,10 @@ pub fn plan_rounds(waiting: &[WaitingSpan], ends: &HashMap<String, TraceEnd>, cl
             (None, None) => None,
         };
         if completed_at.is_none_or(|at| clock.now - at < clock.settle_ms) {
+            plan.due_at = Some(match completed_at {
+                Some(at) => at + clock.settle_ms,
+                None => clock.last_span_at + clock.window_ms,
+            });
             break;
         }
         let until = next.map_or(i64::MAX, |next| next.start_ns);
@@ -145,10 +153,17 @@ pub fn plan_rounds(waiting: &[WaitingSpan], ends: &HashMap<String, TraceEnd>, cl
     }
     // What starts before the new seal and joined no round is too late; a
     // run that went silent takes its leftovers with it.
+    let mut left = false;
     for (at, span) in live.iter().enumerate() {
         if !taken[at] && (span.start_ns < sealed_ns || (silent && models.is_empty())) {
             plan.dropped.push(key(span));
+        } else if !taken[at] {
+            left = true;
         }
+    }
+    if left && plan.due_at.is_none() {
+        // Tool calls that wait for a model call before them.
+        plan.due_at = Some(clock.last_span_at + clock.window_ms);
     }
     plan
 }
@@ -293,8 +308,10 @@ mod tests {
         spans[3].arrived_at = 5_000;
         let plan = plan_rounds(&spans, &HashMap::new(), &clock(5_500, 1_000));
         assert!(plan.rounds.is_empty(), "round 1's completing span has not settled, so round 2 waits too");
+        assert_eq!(plan.due_at, Some(6_000), "it settles a second after it arrived");
         let plan = plan_rounds(&spans, &HashMap::new(), &clock(6_000, 1_000));
         assert_eq!(plan.rounds.len(), 2);
+        assert_eq!(plan.due_at, Some(601_000), "the last model call waits for the heartbeat window");
     }
 
     #[test]
@@ -307,6 +324,7 @@ mod tests {
         let plan = plan_rounds(&lonely, &HashMap::new(), &silent);
         assert!(plan.rounds.is_empty());
         assert_eq!(plan.dropped.len(), 1);
+        assert_eq!(plan.due_at, None, "nothing is left waiting");
     }
 
     #[test]

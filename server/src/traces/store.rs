@@ -75,13 +75,11 @@ impl Store {
             let stored = self.traces_transaction(Work::Resolve { team_id, trace_id }, now, settle_ms).await?;
             events.extend(stored.events);
         }
-        let runs: Vec<(i64,)> = sqlx::query_as(
-            "SELECT DISTINCT traced_run_id FROM trace_spans \
-             WHERE round IS NULL AND traced_run_id IS NOT NULL AND arrived_at <= $1 LIMIT 200",
-        )
-        .bind(now - settle_ms)
-        .fetch_all(self.pool())
-        .await?;
+        let runs: Vec<(i64,)> =
+            sqlx::query_as("SELECT id FROM traced_runs WHERE due_at <= $1 ORDER BY due_at LIMIT 200")
+                .bind(now)
+                .fetch_all(self.pool())
+                .await?;
         for (run,) in runs {
             let stored = self.traces_transaction(Work::Materialise { run }, now, settle_ms).await?;
             events.extend(stored.events);
@@ -456,12 +454,17 @@ async fn resolve_trace(
     let run_key = first(Some(SpanRole::Agent), |hint| hint.conversation_id.as_ref())
         .or_else(|| first(None, |hint| hint.conversation_id.as_ref()))
         .unwrap_or_else(|| trace_id.to_string());
+    // The run heard last from the trace when its latest span arrived (the
+    // sweeper decides long after that).
+    let last_span_at = hints.iter().map(|hint| hint.arrived_at).max().unwrap_or(now);
     let run = db
         .one(
             "INSERT INTO traced_runs (team_id, loop_name, run_key, last_span_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (team_id, loop_name, run_key) DO UPDATE SET last_span_at = excluded.last_span_at \
+             ON CONFLICT (team_id, loop_name, run_key) DO UPDATE SET last_span_at = \
+             CASE WHEN excluded.last_span_at > traced_runs.last_span_at THEN excluded.last_span_at \
+             ELSE traced_runs.last_span_at END \
              RETURNING id",
-            args![team_id, &loop_name, &run_key, now],
+            args![team_id, &loop_name, &run_key, last_span_at],
             |row| row.req_int(0),
         )
         .await?;
@@ -649,6 +652,9 @@ async fn materialise(
     ));
     let mut taken: HashMap<(String, String), i64> = HashMap::new();
     if waiting.is_empty() {
+        // Nothing waits: nothing is due.
+        db.execute("UPDATE traced_runs SET due_at = NULL WHERE id = $1 AND due_at IS NOT NULL", args![run])
+            .await?;
         return Ok(taken);
     }
     let window_ms = db
@@ -682,6 +688,7 @@ async fn materialise(
     }
     let clock = RunClock { run_key: run_key.clone(), sealed_ns, last_span_at, now, settle_ms, window_ms };
     let plan = plan_rounds(&waiting, &ends, &clock);
+    let due_at = plan.due_at;
     let sealed_ns = plan.rounds.iter().map(|planned| planned.sealed_ns).fold(sealed_ns, i64::max);
     let mut dropped = plan.dropped.clone();
     let mut rounds = Vec::with_capacity(plan.rounds.len());
@@ -745,8 +752,9 @@ async fn materialise(
         );
     }
     db.execute(
-        "UPDATE traced_runs SET last_round = $1, sealed_ns = $2, dropped_spans = dropped_spans + $3 WHERE id = $4",
-        args![last_round, sealed_ns, dropped.len() as i64, run],
+        "UPDATE traced_runs SET last_round = $1, sealed_ns = $2, dropped_spans = dropped_spans + $3, due_at = $4 \
+         WHERE id = $5",
+        args![last_round, sealed_ns, dropped.len() as i64, due_at, run],
     )
     .await?;
     Ok(taken)

@@ -698,3 +698,35 @@ both_backends! {
         assert_eq!(waiting, 1, "the last model call waits for its round to complete");
     }
 }
+
+both_backends! {
+    async fn the_sweeper_ends_silent_runs_and_traces_that_never_name_their_agent(db: TestDb) {
+        let (app, token, team) = setup(&db, "acme", 0, &[]).await;
+        let spans = scout_run();
+        // Model and tool calls whose trace never shows its agent or root span.
+        post_spans(&app, &token, spans[1..5].to_vec()).await;
+        assert_eq!(count(&db.store, "rounds").await, 0);
+        db.store.sweep_traces(now_millis() + 60_000, 0).await.unwrap();
+        assert_eq!(count(&db.store, "rounds").await, 0, "a minute of silence is not the heartbeat window");
+        // Ten minutes on, the trace is given a run from what it has (the
+        // service's name, the trace id) and its last round ends.
+        db.store.sweep_traces(now_millis() + 601_000, 0).await.unwrap();
+        let got = rounds(&db.store, team, "scout-service", Some(&hex_trace())).await;
+        assert_eq!(classes(&got), ["first", "fixed_point"]);
+        assert_eq!(got[1].tool_calls.len(), 1, "the last round keeps its tool call");
+        let due: Option<i64> = sqlx::query_scalar("SELECT due_at FROM traced_runs").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(due, None, "nothing is left for the sweeper");
+        // A run whose trace is known goes silent: its waiting model call is
+        // a round once the window has passed.
+        let named = |mut span: Span| {
+            span.trace_id = vec![8; 16];
+            span.attributes.push(text("gen_ai.agent.name", "named"));
+            span
+        };
+        post_spans(&app, &token, vec![named(spans[1].clone()), named(spans[2].clone())]).await;
+        db.store.sweep_traces(now_millis() + 1_000, 0).await.unwrap();
+        assert!(rounds(&db.store, team, "named", None).await.is_empty());
+        db.store.sweep_traces(now_millis() + 601_000, 0).await.unwrap();
+        assert_eq!(classes(&rounds(&db.store, team, "named", None).await), ["first"]);
+    }
+}
