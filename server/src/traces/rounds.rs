@@ -64,8 +64,7 @@ pub struct PlannedRound {
     pub report: Result<RoundReport, String>,
     /// `(trace_id, span_id)` of its spans.
     pub spans: Vec<(String, String)>,
-    /// Its spans are the run's waiting spans that start from `start_ns` to
-    /// before `sealed_ns`, the run's seal once it is stored.
+    /// When its model call began, and the run's seal once it is stored.
     pub start_ns: i64,
     pub sealed_ns: i64,
 }

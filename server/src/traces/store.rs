@@ -549,19 +549,28 @@ async fn store_rounds(
                 }
                 stored.events.extend(ingested.event);
                 last_round += 1;
-                // The round's written spans are the run's waiting spans in
-                // its stretch of time (see `PlannedRound`): one statement.
+                // The round's spans already written are marked with it, one
+                // statement per trace (a round's spans share one, mostly).
                 let (now_taken, written): (Vec<_>, Vec<_>) =
                     spans.iter().cloned().partition(|key| target.unwritten.contains(key));
-                if !written.is_empty() {
-                    let marked = db
-                        .execute(
-                            "UPDATE trace_spans SET round = $1, detail = NULL \
-                             WHERE traced_run_id = $2 AND round IS NULL AND start_ns >= $3 AND start_ns < $4",
-                            args![last_round, target.run, *start_ns, *sealed_ns],
+                let mut by_trace: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+                for (trace_id, span_id) in &written {
+                    by_trace.entry(trace_id.as_str()).or_default().push(span_id.as_str());
+                }
+                for (trace_id, span_ids) in by_trace {
+                    for chunk in span_ids.chunks(SPANS_PER_LOOKUP) {
+                        let list = (0..chunk.len()).map(|at| format!("${}", at + 4)).collect::<Vec<_>>().join(", ");
+                        let mut values = args![last_round, target.team_id, trace_id];
+                        values.extend(chunk.iter().map(|span_id| Arg::from(*span_id)));
+                        db.execute(
+                            &format!(
+                                "UPDATE trace_spans SET round = $1, detail = NULL \
+                                 WHERE team_id = $2 AND trace_id = $3 AND span_id IN ({list})"
+                            ),
+                            values,
                         )
                         .await?;
-                    debug_assert_eq!(marked, written.len() as u64, "a round's spans are its stretch of time");
+                    }
                 }
                 stored.taken.extend(now_taken.into_iter().map(|key| (key, last_round)));
             }

@@ -730,3 +730,54 @@ both_backends! {
         assert_eq!(classes(&rounds(&db.store, team, "named", None).await), ["first"]);
     }
 }
+
+both_backends! {
+    async fn the_javascript_exporter_sends_otlp_json(db: TestDb) {
+        let (_, token, team) = setup(&db, "acme", 0, &[]).await;
+        // The JavaScript exporter sends batches side by side, so they arrive
+        // in any order: the settle time lets every span find its round.
+        let base = serve(state_with(&db, &[("FIXEDPOINT_TRACES_SETTLE_MS", "2000".to_string())])).await;
+        let finding = json!({"target.path": "src/loop.ts", "target.start_line": 12, "severity": "blocking",
+                             "criterion": "tests-pass", "message": "2 tests fail"});
+        let plan = json!({
+            "url": base, "token": token, "agent": "js-fixer", "conversation": "js-conv-1", "service": "fixer",
+            "batch": 2,
+            "rounds": [
+                {"tool": "run_tests", "arguments": {"path": "src"}, "input_tokens": 300, "output_tokens": 30, "finding": finding},
+                {"tool": "edit", "arguments": {"file": "src/loop.ts"}, "input_tokens": 310, "output_tokens": 40},
+                {"tool": "run_tests", "arguments": {"path": "src"}, "input_tokens": 320, "output_tokens": 50, "error": "2 failed"},
+            ],
+        });
+        let printed = exporter_agent("node", "js_agent.mjs", plan).await;
+        assert_eq!(printed["flushed"], true, "{printed}");
+        // The settle time passes (the sweeper's clock, not a sleep).
+        db.store.sweep_traces(now_millis() + 2_500, 2_000).await.unwrap();
+        let got = rounds(&db.store, team, "js-fixer", Some("js-conv-1")).await;
+        assert_eq!(classes(&got), ["first", "acting", "cycle"], "{:?}", summary(&got));
+        assert_eq!(got[0].findings.len(), 1, "the finding event, judged");
+        assert_eq!(got[0].findings[0].key.criterion, "tests-pass");
+        assert_eq!(got.iter().map(|round| round.spent.tokens.unwrap()).collect::<Vec<_>>(), [330, 350, 370]);
+        assert_eq!(got[2].error.as_ref().map(|error| error.body.as_str()), Some("2 failed"));
+        assert_eq!(got[2].period, Some(2));
+    }
+}
+
+/// Runs an exporter script of `end2end/traces` with `plan`; its last line.
+async fn exporter_agent(program: &str, script: &str, plan: Value) -> Value {
+    let end2end = concat!(env!("CARGO_MANIFEST_DIR"), "/../end2end");
+    let mut child = tokio::process::Command::new(program)
+        .arg(format!("{end2end}/traces/{script}"))
+        .current_dir(end2end)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the exporter runs: `make test` installs end2end's npm packages and .venv");
+    child.stdin.take().unwrap().write_all(plan.to_string().as_bytes()).await.unwrap();
+    let output = child.wait_with_output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|_| {
+        panic!("the agent printed no JSON: {stdout}\n{}", String::from_utf8_lossy(&output.stderr))
+    })
+}
