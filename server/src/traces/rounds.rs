@@ -64,8 +64,7 @@ pub struct PlannedRound {
     pub report: Result<RoundReport, String>,
     /// `(trace_id, span_id)` of its spans.
     pub spans: Vec<(String, String)>,
-    /// When its model call began, and the run's seal once it is stored.
-    pub start_ns: i64,
+    /// The run's seal once it is stored.
     pub sealed_ns: i64,
 }
 
@@ -146,7 +145,6 @@ pub fn plan_rounds(waiting: &[WaitingSpan], ends: &HashMap<String, TraceEnd>, cl
         plan.rounds.push(PlannedRound {
             report: report_of(&round_spans, &clock.run_key),
             spans: round_spans.iter().map(|span| key(span)).collect(),
-            start_ns: model.start_ns,
             sealed_ns,
         });
     }

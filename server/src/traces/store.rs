@@ -496,7 +496,6 @@ async fn resolve_trace(
 
 /// The run that rounds are stored for, and what arrived with this export.
 struct RunTarget<'a> {
-    run: i64,
     team_id: i64,
     loop_name: &'a str,
     run_key: &'a str,
@@ -508,8 +507,6 @@ struct RunTarget<'a> {
 struct ReadyRound {
     report: RoundReport,
     spans: Vec<(String, String)>,
-    start_ns: i64,
-    sealed_ns: i64,
 }
 
 /// What storing a run's rounds did.
@@ -535,7 +532,7 @@ async fn store_rounds(
     each: bool,
 ) -> Result<Option<StoredRounds>, StoreError> {
     let mut stored = StoredRounds::default();
-    for ReadyRound { report, spans, start_ns, sealed_ns } in rounds {
+    for ReadyRound { report, spans } in rounds {
         let mut report = report.clone();
         report.round = u32::try_from(last_round + 1).unwrap_or(u32::MAX);
         if each {
@@ -559,7 +556,8 @@ async fn store_rounds(
                 }
                 for (trace_id, span_ids) in by_trace {
                     for chunk in span_ids.chunks(SPANS_PER_LOOKUP) {
-                        let list = (0..chunk.len()).map(|at| format!("${}", at + 4)).collect::<Vec<_>>().join(", ");
+                        let list =
+                            (0..chunk.len()).map(|at| format!("${}", at + 4)).collect::<Vec<_>>().join(", ");
                         let mut values = args![last_round, target.team_id, trace_id];
                         values.extend(chunk.iter().map(|span_id| Arg::from(*span_id)));
                         db.execute(
@@ -703,20 +701,14 @@ async fn materialise(
     let mut rounds = Vec::with_capacity(plan.rounds.len());
     for planned in plan.rounds {
         match planned.report {
-            Ok(report) => rounds.push(ReadyRound {
-                report,
-                spans: planned.spans,
-                start_ns: planned.start_ns,
-                sealed_ns: planned.sealed_ns,
-            }),
+            Ok(report) => rounds.push(ReadyRound { report, spans: planned.spans }),
             Err(problem) => {
                 tracing::warn!(loop_name, run_key, %problem, "traces: spans that make no valid round were dropped");
                 dropped.extend(planned.spans);
             }
         }
     }
-    let target =
-        RunTarget { run, team_id, loop_name: &loop_name, run_key: &run_key, now, unwritten: &unwritten };
+    let target = RunTarget { team_id, loop_name: &loop_name, run_key: &run_key, now, unwritten: &unwritten };
     // The rounds go in under one savepoint; only when the ingest path
     // refuses one are they stored again one savepoint each, so that the
     // refused round takes no other with it (a savepoint is a round trip on
