@@ -75,6 +75,13 @@ ensure_smtp_sink() {
     log "installing the MCP Python SDK (the client of the MCP tests) into end2end/.venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
   fi
+  # OpenTelemetry's Python SDK and OTLP/HTTP exporter: the real exporter of
+  # the traces tests (server/tests/it/traces.rs).
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("opentelemetry-exporter-otlp-proto-http") == "1.45.2"' 2>/dev/null; then
+    log "installing the OpenTelemetry Python SDK and OTLP exporter (the traces tests) into end2end/.venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      opentelemetry-sdk==1.45.2 opentelemetry-exporter-otlp-proto-http==1.45.2
+  fi
 }
 
 ensure_test_prereqs() {

@@ -159,6 +159,12 @@ async fn serve() -> anyhow::Result<()> {
     tracing::info!(%addr, database = store.backend().name(), "serving Fixed Point on http://{addr}");
     let state = AppState::new(config, store.clone());
     let sweeper = crate::loops::spawn_lost_run_sweeper(store.clone(), crate::loops::LOST_SWEEP_EVERY);
+    let traces_sweeper = crate::traces::spawn_traces_sweeper(
+        store.clone(),
+        state.live.clone(),
+        state.config.traces_settle_ms,
+        crate::traces::sweep_every(state.config.traces_settle_ms),
+    );
     let seat_poller = state.founders.spawn_poller(
         store.clone(),
         state.config.founder_seats,
@@ -205,6 +211,7 @@ async fn serve() -> anyhow::Result<()> {
     });
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
+    traces_sweeper.abort();
     seat_poller.abort();
     hold_sweeper.abort();
     alert_deliverer.abort();

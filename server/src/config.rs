@@ -16,6 +16,11 @@ pub const DEFAULT_AUDIT_RATE_PER_MINUTE: u32 = 60;
 
 /// The largest body the ingest API reads, unless configured otherwise.
 pub const DEFAULT_INGEST_MAX_BYTES: usize = 1024 * 1024;
+/// The largest OTLP export `POST /v1/traces` reads (and inflates to).
+pub const DEFAULT_TRACES_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// How long a complete traced round waits for spans that arrive out of
+/// order before it is stored.
+pub const DEFAULT_TRACES_SETTLE_MS: i64 = 5_000;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -32,6 +37,14 @@ pub struct Config {
     /// The largest request body the loops API accepts, in bytes
     /// (`FIXEDPOINT_INGEST_MAX_BYTES`, default 1 MiB); larger ones get 413.
     pub ingest_max_bytes: usize,
+    /// The largest OTLP export `POST /v1/traces` accepts, as sent and once
+    /// inflated (`FIXEDPOINT_TRACES_MAX_BYTES`, default 8 MiB).
+    pub traces_max_bytes: usize,
+    /// How long a complete round from traces waits, after the span that
+    /// completed it arrived, for spans an exporter sends out of order
+    /// (`FIXEDPOINT_TRACES_SETTLE_MS`, default 5000; 0 stores it in the
+    /// export that completes it).
+    pub traces_settle_ms: i64,
     /// Requests a minute one client address may make to `POST /api/v1/audit`
     /// (`FIXEDPOINT_AUDIT_RATE_PER_MINUTE`, default 60).
     pub audit_rate_per_minute: u32,
@@ -163,6 +176,23 @@ impl Config {
                 .filter(|bytes| *bytes > 0)
                 .ok_or(ConfigError::BadIngestMaxBytes { value })?,
         };
+        let traces_max_bytes = match non_empty("FIXEDPOINT_TRACES_MAX_BYTES") {
+            None => DEFAULT_TRACES_MAX_BYTES,
+            Some(value) => value
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|bytes| *bytes > 0)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_TRACES_MAX_BYTES", value })?,
+        };
+        let traces_settle_ms = match non_empty("FIXEDPOINT_TRACES_SETTLE_MS") {
+            None => DEFAULT_TRACES_SETTLE_MS,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .map(i64::from)
+                .map_err(|_| ConfigError::BadNumber { name: "FIXEDPOINT_TRACES_SETTLE_MS", value })?,
+        };
         let audit_rate_per_minute =
             positive("FIXEDPOINT_AUDIT_RATE_PER_MINUTE", DEFAULT_AUDIT_RATE_PER_MINUTE)?;
         let smtp_url = non_empty("SMTP_URL").map(|url| url.trim().to_string());
@@ -218,6 +248,8 @@ impl Config {
             public_url,
             site_root,
             ingest_max_bytes,
+            traces_max_bytes,
+            traces_settle_ms,
             audit_rate_per_minute,
             smtp_url,
             signin_rate_per_minute,

@@ -17,4 +17,5 @@ pub mod mcp;
 pub mod newsletter;
 pub mod store;
 pub mod telemetry;
+pub mod traces;
 pub mod web;

@@ -61,6 +61,9 @@ pub struct LoopView {
     pub diff: Option<DiffView>,
     /// The loop's runs, newest first.
     pub runs: Vec<RunRow>,
+    /// Where the loop's rounds come from: `API`, `connector`, `traces`.
+    #[serde(default)]
+    pub sources: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,8 +112,42 @@ pub struct RoundRow {
     pub warnings: u32,
     pub infos: u32,
     pub usd: Option<f64>,
+    /// Tokens spent, shown when the round reported no money (traces).
+    #[serde(default)]
+    pub tokens: Option<i64>,
     pub exit: Option<String>,
     pub error: Option<String>,
+    /// The tool calls of a round from traces.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallRow>,
+}
+
+/// One tool call of a traced round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRow {
+    pub name: String,
+    pub arguments: Option<String>,
+    pub failed: bool,
+}
+
+/// A tool call in a line: its name and its arguments, cut to a glance.
+pub fn tool_call_text(call: &ToolCallRow) -> String {
+    const SHOWN: usize = 60;
+    match call.arguments.as_deref() {
+        None => call.name.clone(),
+        Some(arguments) if arguments.chars().count() <= SHOWN => format!("{}({arguments})", call.name),
+        Some(arguments) => format!("{}({}…)", call.name, arguments.chars().take(SHOWN).collect::<String>()),
+    }
+}
+
+/// What a round spent, in the table's words: money when it reported
+/// money, else tokens.
+fn spend_text(round: &RoundRow) -> String {
+    match (round.usd, round.tokens) {
+        (Some(usd), _) => format!("${usd:.2}"),
+        (None, Some(tokens)) => format!("{tokens} tokens"),
+        (None, None) => String::new(),
+    }
 }
 
 fn refused(viewer_signed_in: bool, what: &'static str) -> AnyView {
@@ -230,6 +267,8 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let shown_run = data.run.clone();
     let chart = convergence_chart(&data.chart);
     let timeline = state_timeline(&data.rounds);
+    // Traced loops show each round's tool calls.
+    let traced = data.rounds.iter().any(|round| !round.tool_calls.is_empty());
     let rows = data
         .rounds
         .iter()
@@ -242,7 +281,26 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <td>{round.advice.clone()}</td>
                     <td>{round.reason.clone()}</td>
                     <td>{round.blocking}</td>
-                    <td>{round.usd.map(|usd| format!("${usd:.2}")).unwrap_or_default()}</td>
+                    {traced.then(|| {
+                        let calls = round
+                            .tool_calls
+                            .iter()
+                            .map(|call| {
+                                let full = match &call.arguments {
+                                    Some(arguments) => format!("{}({arguments})", call.name),
+                                    None => call.name.clone(),
+                                };
+                                view! {
+                                    <li class=if call.failed { "tool-call failed" } else { "tool-call" } title=full>
+                                        <code>{tool_call_text(call)}</code>
+                                        {call.failed.then_some(" (failed)")}
+                                    </li>
+                                }
+                            })
+                            .collect_view();
+                        view! { <td><ul class="tool-calls" data-testid="tool-calls">{calls}</ul></td> }
+                    })}
+                    <td>{spend_text(round)}</td>
                     <td>{round.exit.clone().unwrap_or_default()}</td>
                     <td>
                         {round.error.clone().map(|error| {
@@ -270,6 +328,11 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     data.exit.clone().map(|exit| format!(", ended by {exit}")).unwrap_or_default()
                 )}
             </p>
+            {(!data.sources.is_empty()).then(|| view! {
+                <p class="muted" data-testid="round-sources">
+                    {format!("Rounds from: {}", data.sources.join(", "))}
+                </p>
+            })}
             <p class="live-status muted" data-testid="live-status" aria-live="polite">
                 {move || if live.get() { "Live: new rounds appear as they arrive." } else { "" }}
             </p>
@@ -330,7 +393,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             </table>
             <h2>"Rounds"</h2>
             <RoundPager data=data.clone()/>
-            <table class="data-table" data-testid="rounds">
+            <table class=if traced { "data-table traced-rounds" } else { "data-table" } data-testid="rounds">
                 <thead>
                     <tr>
                         <th scope="col">"Round"</th>
@@ -339,6 +402,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                         <th scope="col">"Advice"</th>
                         <th scope="col">"Reason"</th>
                         <th scope="col">"Blocking"</th>
+                        {traced.then(|| view! { <th scope="col">"Tool calls"</th> })}
                         <th scope="col">"Spend"</th>
                         <th scope="col">"Exit"</th>
                         <th scope="col"><span class="visually-hidden">"Error"</span></th>
@@ -730,9 +794,29 @@ mod tests {
             warnings: 1,
             infos: 0,
             usd: None,
+            tokens: None,
             exit: None,
             error: None,
+            tool_calls: Vec::new(),
         }
+    }
+
+    #[test]
+    fn tool_calls_are_cut_to_a_glance() {
+        let call = |arguments: Option<&str>| ToolCallRow {
+            name: "search".into(),
+            arguments: arguments.map(str::to_string),
+            failed: false,
+        };
+        assert_eq!(tool_call_text(&call(None)), "search");
+        assert_eq!(tool_call_text(&call(Some(r#"{"q":"x"}"#))), r#"search({"q":"x"})"#);
+        let long = "a".repeat(100);
+        assert_eq!(tool_call_text(&call(Some(&long))), format!("search({}…)", "a".repeat(60)));
+        let mut round = round(1, "s", "acting", 0);
+        round.tokens = Some(42);
+        assert_eq!(spend_text(&round), "42 tokens");
+        round.usd = Some(0.5);
+        assert_eq!(spend_text(&round), "$0.50");
     }
 
     #[test]

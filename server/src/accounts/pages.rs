@@ -271,8 +271,18 @@ async fn loop_view_of(
                     warnings: count(crate::convergence::Severity::Warning),
                     infos: count(crate::convergence::Severity::Info),
                     usd: round.spent.usd,
+                    tokens: round.spent.tokens,
                     exit: round.exit.clone(),
                     error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
+                    tool_calls: round
+                        .tool_calls
+                        .iter()
+                        .map(|call| app::pages::loops::ToolCallRow {
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            failed: call.failed,
+                        })
+                        .collect(),
                 }
             })
             .collect();
@@ -308,6 +318,18 @@ async fn loop_view_of(
             notice,
             diff,
             runs,
+            sources: state
+                .store
+                .loop_sources(membership.id, name)
+                .await
+                .map_err(loops_error)?
+                .into_iter()
+                .map(|source| match source {
+                    crate::loops::RoundSource::Api => "API".to_string(),
+                    crate::loops::RoundSource::Connector => "connector".to_string(),
+                    crate::loops::RoundSource::Traces => "traces".to_string(),
+                })
+                .collect(),
         })
     }
 }

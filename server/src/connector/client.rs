@@ -60,7 +60,7 @@ const HEARTBEAT_EVERY: Duration = Duration::from_secs(60);
 pub fn http_client() -> Result<Client, ConnectorError> {
     Client::builder()
         .timeout(REQUEST_TIMEOUT)
-        .user_agent(concat!("fixedpoint-push/", env!("CARGO_PKG_VERSION")))
+        .user_agent(format!("{}{}", super::USER_AGENT_PREFIX, env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|source| ConnectorError::Unreachable { url: String::new(), source })
 }

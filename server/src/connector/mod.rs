@@ -61,5 +61,9 @@ pub enum ConnectorError {
     Server { status: u16, what: String, message: String },
 }
 
+/// How the connector's requests name themselves; the ingest API marks the
+/// rounds it sends as the connector's.
+pub const USER_AGENT_PREFIX: &str = "fixedpoint-push/";
+
 /// How often `--watch` looks at the directory.
 pub const WATCH_EVERY: Duration = Duration::from_secs(2);

@@ -32,6 +32,16 @@ pub struct RoundInput {
     /// order carries no meaning.
     #[serde(default)]
     pub findings: Vec<FindingKey>,
+    /// Whether a judge looked at this round. A round from traces that
+    /// carries no finding event was not judged: its empty finding set says
+    /// nothing about whether the work is done, so it is classified on its
+    /// states alone (`fixed_point`, `cycle`, `first` or `acting`).
+    #[serde(default = "judged_by_default")]
+    pub judged: bool,
+}
+
+fn judged_by_default() -> bool {
+    true
 }
 
 /// What a loop has configured about when to give up.
@@ -73,6 +83,10 @@ pub enum Class {
     Converging,
     /// Anything else: more findings, or new blocking ones.
     Regressing,
+    /// A round nobody judged (no findings reported) whose state is new: the
+    /// run goes on. A client that does not know this class reads it as
+    /// `continue`.
+    Acting,
 }
 
 /// Where the run stands after this round. `class` says what happened
@@ -100,6 +114,8 @@ pub enum Outcome {
     /// The hard ceiling on rounds stopped a loop that would have gone on.
     /// This is a bound, never a convergence.
     Bounded,
+    /// An `acting` round: the run did something new, and nobody judged it.
+    Acting,
 }
 
 /// What the loop should do next.
@@ -264,6 +280,8 @@ pub(super) struct Facts<'a> {
     pub(super) streak: u32,
     pub(super) blocking: usize,
     pub(super) all: usize,
+    /// Whether a judge looked at the round (see [`RoundInput::judged`]).
+    pub(super) judged: bool,
     /// The previous round's counts and how the blocking set moved from it.
     pub(super) change: Option<Change>,
 }
@@ -300,6 +318,10 @@ impl<'a> Walk<'a> {
                 period = seen_at.last().map(|&earlier| current.round.saturating_sub(earlier));
                 Class::Cycle
             }
+            // Without a judgement the finding sets say nothing: no `done`,
+            // and nothing to compare them with.
+            None if !current.judged => Class::First,
+            Some(_) if !current.judged => Class::Acting,
             _ if findings.blocking.is_empty() => Class::Done,
             None => Class::First,
             Some(previous) => compare(&previous.findings, &findings),
@@ -313,7 +335,7 @@ impl<'a> Walk<'a> {
             Class::FixedPoint | Class::Cycle | Class::Stalled | Class::Thrashing => {
                 self.streak.saturating_add(1)
             }
-            Class::Done | Class::First | Class::Converging | Class::Regressing => 0,
+            Class::Done | Class::First | Class::Converging | Class::Regressing | Class::Acting => 0,
         };
 
         self.seen.entry(state).or_default().push(current.round);
@@ -327,6 +349,7 @@ impl<'a> Walk<'a> {
             streak,
             blocking: findings.blocking.len(),
             all: findings.all.len(),
+            judged: current.judged,
             change,
         };
         self.previous = Some(Previous { state, findings });
@@ -352,6 +375,10 @@ fn compare(previous: &FindingSets<'_>, current: &FindingSets<'_>) -> Class {
 fn explain(facts: &Facts<'_>, policy: &LoopPolicy) -> Classification {
     let threshold = policy.stall_threshold.max(1);
     let (mut outcome, mut advice) = match facts.class {
+        // An unjudged repeat is the same actions again: wedged, never
+        // converged, since nobody said the work was done.
+        Class::FixedPoint if !facts.judged => (Outcome::Wedged, Advice::Stop),
+        Class::Cycle if !facts.judged => (Outcome::Cycling, Advice::Stop),
         Class::FixedPoint if facts.blocking == 0 => (Outcome::Converged, Advice::Stop),
         Class::FixedPoint => (Outcome::Wedged, Advice::Stop),
         Class::Cycle if facts.blocking == 0 => (Outcome::Converged, Advice::Stop),
@@ -362,6 +389,7 @@ fn explain(facts: &Facts<'_>, policy: &LoopPolicy) -> Classification {
         Class::Stalled | Class::Thrashing => (Outcome::Stuck, Advice::Continue),
         Class::Converging => (Outcome::Progressing, Advice::Continue),
         Class::Regressing => (Outcome::Regressed, Advice::Continue),
+        Class::Acting => (Outcome::Acting, Advice::Continue),
     };
     let mut reason = reason::describe(facts, threshold);
 
@@ -408,7 +436,7 @@ impl fmt::Display for UnknownWireName {
 impl std::error::Error for UnknownWireName {}
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::FixedPoint,
         Class::Cycle,
         Class::Done,
@@ -417,6 +445,7 @@ impl Class {
         Class::Thrashing,
         Class::Converging,
         Class::Regressing,
+        Class::Acting,
     ];
 
     /// The wire spelling, the same as serde's; handy for storing in a column.
@@ -430,12 +459,13 @@ impl Class {
             Class::Thrashing => "thrashing",
             Class::Converging => "converging",
             Class::Regressing => "regressing",
+            Class::Acting => "acting",
         }
     }
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::Converged,
         Outcome::Wedged,
         Outcome::Cycling,
@@ -444,6 +474,7 @@ impl Outcome {
         Outcome::Stuck,
         Outcome::Regressed,
         Outcome::Bounded,
+        Outcome::Acting,
     ];
 
     /// The wire spelling, the same as serde's.
@@ -457,6 +488,7 @@ impl Outcome {
             Outcome::Stuck => "stuck",
             Outcome::Regressed => "regressed",
             Outcome::Bounded => "bounded",
+            Outcome::Acting => "acting",
         }
     }
 }

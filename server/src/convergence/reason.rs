@@ -12,6 +12,9 @@ const STATE_SHOWN_CHARS: usize = 12;
 pub(super) fn describe(facts: &Facts<'_>, threshold: u32) -> String {
     let state = short_state(facts.state);
     let blocking = count(facts.blocking, "blocking finding");
+    if !facts.judged {
+        return describe_unjudged(facts, &state);
+    }
     match facts.class {
         Class::FixedPoint => {
             let times = count(facts.seen_at.len() + 1, "time");
@@ -77,6 +80,8 @@ pub(super) fn describe(facts: &Facts<'_>, threshold: u32) -> String {
                 facts.all, facts.blocking
             )
         }
+        // Only unjudged rounds are acting, and they were described above.
+        Class::Acting => describe_unjudged(facts, &state),
         Class::Regressing => {
             let (before, new, resolved) = movement(facts);
             if new > 0 {
@@ -93,6 +98,27 @@ pub(super) fn describe(facts: &Facts<'_>, threshold: u32) -> String {
                 )
             }
         }
+    }
+}
+
+/// A round nobody judged: what it did, compared with the rounds before.
+fn describe_unjudged(facts: &Facts<'_>, state: &str) -> String {
+    match facts.class {
+        Class::FixedPoint => format!(
+            "state {state} done {}: the same actions again, with no findings reported",
+            count(facts.seen_at.len() + 1, "time")
+        ),
+        Class::Cycle => {
+            let period = facts.period.unwrap_or_default();
+            let earlier = facts.seen_at.last().copied().unwrap_or_default();
+            format!(
+                "state {state} returned after {} (cycle of period {period}: rounds {earlier}, {}), with no findings reported",
+                count(period as usize, "round"),
+                facts.round
+            )
+        }
+        Class::First => "first round of the run; no findings reported, so nothing was judged".to_owned(),
+        _ => format!("state {state} is new; no findings reported, so the run goes on unjudged"),
     }
 }
 

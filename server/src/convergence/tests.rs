@@ -44,6 +44,7 @@ fn run(rounds: &[(&str, &[&str])]) -> Vec<RoundInput> {
             round,
             state: (*state).to_owned(),
             findings: findings.iter().map(|spec| finding(spec)).collect(),
+            judged: true,
         })
         .collect()
 }
@@ -214,10 +215,10 @@ fn cycle_back_to_a_clean_state_is_converged() {
 #[test]
 fn cycle_period_counts_round_numbers_across_gaps() {
     let inputs = [
-        RoundInput { round: 1, state: "a".into(), findings: vec![finding(X)] },
-        RoundInput { round: 4, state: "b".into(), findings: vec![finding(Y)] },
+        RoundInput { round: 1, state: "a".into(), findings: vec![finding(X)], judged: true },
+        RoundInput { round: 4, state: "b".into(), findings: vec![finding(Y)], judged: true },
     ];
-    let current = RoundInput { round: 7, state: "a".into(), findings: vec![finding(X)] };
+    let current = RoundInput { round: 7, state: "a".into(), findings: vec![finding(X)], judged: true };
     let got = classify_round(&inputs, &current, &LoopPolicy::default());
     assert_eq!((got.class, got.period), (Cycle, Some(6)));
 }
@@ -515,6 +516,79 @@ fn diff_of_identical_rounds_only_persists() {
     assert_eq!(diff.persisting.len(), 2);
 }
 
+// rounds nobody judged (traces without finding events)
+
+/// A run of unjudged rounds, written as its states.
+fn unjudged(states: &[&str]) -> Vec<Classification> {
+    let inputs: Vec<RoundInput> = states
+        .iter()
+        .zip(1..)
+        .map(|(state, round)| RoundInput {
+            round,
+            state: (*state).to_owned(),
+            findings: vec![],
+            judged: false,
+        })
+        .collect();
+    let whole = classify_run(&inputs, &LoopPolicy::default());
+    for (n, classification) in whole.iter().enumerate() {
+        assert_eq!(classification, &classify_round(&inputs[..n], &inputs[n], &LoopPolicy::default()));
+    }
+    whole
+}
+
+#[test]
+fn an_unjudged_round_is_never_done() {
+    let got = unjudged(&["search:a"]);
+    assert_eq!((got[0].class, got[0].outcome, got[0].advice), (First, Outcome::Started, Continue));
+    assert!(got[0].reason.contains("nothing was judged"), "{}", got[0].reason);
+    let got = unjudged(&["search:a", "read:b"]);
+    assert_eq!((got[1].class, got[1].outcome, got[1].advice), (Acting, Outcome::Acting, Continue));
+    assert_eq!(got[1].consecutive, 0);
+}
+
+#[test]
+fn the_same_actions_again_are_a_wedged_fixed_point() {
+    let got = unjudged(&["search:a", "search:a", "search:a"]);
+    for round in &got[1..] {
+        assert_eq!((round.class, round.outcome, round.advice), (FixedPoint, Outcome::Wedged, Stop));
+    }
+    assert_eq!(got[2].seen_at, [1, 2]);
+    assert_eq!(got[2].consecutive, 2);
+    assert!(got[2].reason.contains("the same actions again"), "{}", got[2].reason);
+}
+
+#[test]
+fn unjudged_actions_that_come_back_are_a_cycle() {
+    let got = unjudged(&["a", "b", "a"]);
+    assert_eq!((got[2].class, got[2].outcome, got[2].advice), (Cycle, Outcome::Cycling, Stop));
+    assert_eq!(got[2].period, Some(2));
+}
+
+#[test]
+fn a_judged_round_after_unjudged_ones_is_classified_on_its_findings() {
+    let mut inputs = vec![RoundInput { round: 1, state: "a".into(), findings: vec![], judged: false }];
+    inputs.push(RoundInput { round: 2, state: "b".into(), findings: vec![], judged: true });
+    let got = classify_run(&inputs, &LoopPolicy::default());
+    assert_eq!((got[1].class, got[1].outcome), (Done, Outcome::Converged));
+}
+
+#[test]
+fn an_unjudged_round_at_the_ceiling_stops_bounded() {
+    let inputs: Vec<RoundInput> = ["a", "b"]
+        .iter()
+        .zip(1..)
+        .map(|(state, round)| RoundInput {
+            round,
+            state: (*state).to_owned(),
+            findings: vec![],
+            judged: false,
+        })
+        .collect();
+    let got = classify_round(&inputs[..1], &inputs[1], &ceiling(2));
+    assert_eq!((got.class, got.outcome, got.advice), (Acting, Outcome::Bounded, Stop));
+}
+
 // the wire
 
 #[test]
@@ -664,8 +738,11 @@ fn incremental_classification_matches_the_replay_on_random_runs() {
         for _ in 0..length {
             number += rng.random_range(1..3);
             let state = format!("s{}", rng.random_range(0..alphabet));
-            let findings: Vec<FindingKey> = pool.iter().filter(|_| rng.random_bool(0.35)).cloned().collect();
-            let current = RoundInput { round: number, state: state.clone(), findings };
+            // Some rounds come from traces without a judgement.
+            let judged = rng.random_bool(0.8);
+            let findings: Vec<FindingKey> =
+                pool.iter().filter(|_| judged && rng.random_bool(0.35)).cloned().collect();
+            let current = RoundInput { round: number, state: state.clone(), findings, judged };
             let expected = classify_round(&history, &current, &policy);
             let memory = RunMemory {
                 previous: memory_previous.clone(),

@@ -20,7 +20,7 @@ use crate::store::{Backend, StoreError};
 /// or text (amounts travel as text and are cast by the database). A NULL
 /// keeps its type: PostgreSQL refuses a text NULL for an integer column.
 #[derive(Debug, Clone)]
-pub(super) enum Arg {
+pub(crate) enum Arg {
     Int(i64),
     Text(String),
     NullInt,
@@ -28,7 +28,7 @@ pub(super) enum Arg {
 }
 
 /// The NULL of a bound type.
-pub(super) trait NullOf {
+pub(crate) trait NullOf {
     const NULL: Arg;
 }
 
@@ -82,10 +82,10 @@ impl<T: Into<Arg> + NullOf> From<Option<T>> for Arg {
 macro_rules! args {
     ($($value:expr),* $(,)?) => { vec![$($crate::loops::db::Arg::from($value)),*] };
 }
-pub(super) use args;
+pub(crate) use args;
 
 /// A row being read, by column index.
-pub(super) trait DbRow {
+pub(crate) trait DbRow {
     fn int(&self, index: usize) -> Result<Option<i64>, StoreError>;
     fn text(&self, index: usize) -> Result<Option<String>, StoreError>;
 
@@ -103,7 +103,7 @@ fn null_column(index: usize) -> StoreError {
 }
 
 /// The transaction a round is stored in.
-pub(super) trait RoundDb {
+pub(crate) trait RoundDb {
     fn backend(&self) -> Backend;
 
     /// Every row of `sql`, each read by `decode`.
@@ -133,7 +133,7 @@ pub(super) trait RoundDb {
 
 /// A sqlx transaction on PostgreSQL (SQLite's rounds go through
 /// [`SqliteDb`] on the writer's thread).
-pub(super) struct SqlxDb<'a> {
+pub(crate) struct SqlxDb<'a> {
     pub tx: &'a mut Transaction<'static, Any>,
 }
 
@@ -182,7 +182,7 @@ impl RoundDb for SqlxDb<'_> {
 
 /// A rusqlite connection inside a transaction (SQLite, on the writer's
 /// thread). Its futures never wait: every call completes synchronously.
-pub(super) struct SqliteDb<'a> {
+pub(crate) struct SqliteDb<'a> {
     pub conn: &'a rusqlite::Connection,
 }
 
@@ -218,25 +218,60 @@ impl SqliteDb<'_> {
     /// their `$N` numbers.
     fn prepare(&self, sql: &str, args: &[Arg]) -> Result<rusqlite::CachedStatement<'_>, StoreError> {
         let mut statement = self.conn.prepare_cached(sql)?;
-        let numbers: Vec<(usize, usize)> = (1..=statement.parameter_count())
-            .map(|index| {
-                let number = statement
-                    .parameter_name(index)
-                    .and_then(|name| name.strip_prefix('$'))
-                    .and_then(|number| number.parse::<usize>().ok())
-                    .filter(|number| (1..=args.len()).contains(number));
-                number.map(|number| (index, number)).ok_or_else(|| {
-                    StoreError::Database(sqlx::Error::Protocol(format!(
-                        "parameter {index} of a statement has no argument"
-                    )))
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        for (index, number) in numbers {
-            statement.raw_bind_parameter(index, &args[number - 1])?;
+        let numbers = parameter_numbers(sql, &statement)?;
+        for (index, &number) in numbers.iter().enumerate() {
+            let arg = number.checked_sub(1).and_then(|at| args.get(at)).ok_or_else(|| {
+                StoreError::Database(sqlx::Error::Protocol(format!(
+                    "parameter {} of a statement has no argument",
+                    index + 1
+                )))
+            })?;
+            statement.raw_bind_parameter(index + 1, arg)?;
         }
         Ok(statement)
     }
+}
+
+/// The `$N` number of each parameter of `statement`, by index, remembered
+/// per statement text on this thread: SQLite finds a parameter's name by a
+/// walk of its list, so naming every parameter of a statement of hundreds
+/// (a batch of spans) took time proportional to their square.
+fn parameter_numbers(
+    sql: &str,
+    statement: &rusqlite::Statement<'_>,
+) -> Result<std::rc::Rc<[usize]>, StoreError> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+    thread_local! {
+        static NUMBERS: RefCell<HashMap<String, Rc<[usize]>>> = RefCell::new(HashMap::new());
+    }
+    if let Some(numbers) = NUMBERS.with(|numbers| numbers.borrow().get(sql).cloned()) {
+        return Ok(numbers);
+    }
+    let numbers: Rc<[usize]> = (1..=statement.parameter_count())
+        .map(|index| {
+            statement
+                .parameter_name(index)
+                .and_then(|name| name.strip_prefix('$'))
+                .and_then(|number| number.parse::<usize>().ok())
+                .ok_or_else(|| {
+                    StoreError::Database(sqlx::Error::Protocol(format!(
+                        "parameter {index} of a statement is not $N"
+                    )))
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    NUMBERS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        // Statement texts are few (the round's, and a batch's for each
+        // size); a bound keeps a surprise from growing it without end.
+        if cache.len() >= 1024 {
+            cache.clear();
+        }
+        cache.insert(sql.to_string(), numbers.clone());
+    });
+    Ok(numbers)
 }
 
 impl RoundDb for SqliteDb<'_> {
@@ -265,7 +300,7 @@ impl RoundDb for SqliteDb<'_> {
 
 /// Runs a future that never waits (one over [`SqliteDb`]) to its end, on
 /// this thread.
-pub(super) fn run_now<T>(future: impl std::future::Future<Output = T>) -> T {
+pub(crate) fn run_now<T>(future: impl std::future::Future<Output = T>) -> T {
     let mut future = std::pin::pin!(future);
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     match future.as_mut().poll(&mut context) {

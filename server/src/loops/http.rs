@@ -16,7 +16,7 @@ use super::queries::MAX_HISTORY_ROUNDS;
 /// The largest `limit` the rounds API accepts (the page size of version 1's
 /// first answers); larger pages are cut to [`MAX_HISTORY_ROUNDS`].
 const ACCEPTED_LIMIT: u32 = 1000;
-use super::wire::{validate_loop_name, Heartbeat, RoundReport, MAX_RUN_CHARS, MAX_STATE_CHARS};
+use super::wire::{validate_loop_name, Heartbeat, RoundReport, RoundSource, MAX_RUN_CHARS, MAX_STATE_CHARS};
 use super::{LoopHistory, LoopsError, RoundAnswer, RoundWindow};
 use crate::accounts::TokenIdentity;
 use crate::config::Config;
@@ -32,7 +32,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// The request's bearer token, or 401 when it has none.
-fn bearer_token(headers: &HeaderMap) -> Result<&str, LoopsError> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Result<&str, LoopsError> {
     let value = headers.get(header::AUTHORIZATION).and_then(|value| value.to_str().ok()).unwrap_or_default();
     let mut parts = value.splitn(2, ' ');
     let scheme = parts.next().unwrap_or_default();
@@ -51,7 +51,7 @@ async fn authenticate(store: &Store, headers: &HeaderMap) -> Result<TokenIdentit
 
 /// Reads the body up to `limit` bytes; a longer one is refused with 413
 /// before it is read in full when it announces its length.
-async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, LoopsError> {
+pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, LoopsError> {
     let announced = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
@@ -73,7 +73,7 @@ async fn post_round(
     body: Body,
 ) -> Result<Json<RoundAnswer>, LoopsError> {
     let token = bearer_token(&headers)?;
-    let report = match read_round(&loop_name, &headers, body, config.ingest_max_bytes).await {
+    let mut report = match read_round(&loop_name, &headers, body, config.ingest_max_bytes).await {
         Ok(report) => report,
         Err(error) => {
             // A stranger learns nothing about the request, not even what
@@ -82,6 +82,14 @@ async fn post_round(
             return Err(error);
         }
     };
+    // The connector speaks this API too; its user agent says which it was.
+    if headers
+        .get(header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|agent| agent.starts_with(crate::connector::USER_AGENT_PREFIX))
+    {
+        report.source = RoundSource::Connector;
+    }
     // The token is checked by the round's first statement, in its
     // transaction.
     let ingested = store.ingest_round_with_token(token, &loop_name, &report).await?;

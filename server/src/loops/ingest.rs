@@ -132,14 +132,14 @@ fn upsert_loop_sql(run_condition: Option<&str>, by_token: bool) -> String {
     )
 }
 
-/// A stored round: 25 arguments, see `store_round`.
+/// A stored round: 27 arguments, see `store_round`.
 const INSERT_ROUND: &str =
     "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
      spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
      consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-     created_at, finding_keys) \
+     created_at, finding_keys, source, tool_calls) \
      VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
-     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)";
+     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)";
 
 /// [`INSERT_ROUND`] giving back the round's id (built once, not per round).
 static INSERT_ROUND_RETURNING_ID: LazyLock<String> = LazyLock::new(|| format!("{INSERT_ROUND} RETURNING id"));
@@ -159,7 +159,7 @@ const FINDINGS_PER_STATEMENT: usize = 400;
 /// takes the write lock at once: a deferred transaction that reads first
 /// and writes later can fail with "database is locked" when another writer
 /// got in between, and waiting does not help it.
-pub(super) async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, sqlx::Error> {
+pub(crate) async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, sqlx::Error> {
     match store.backend() {
         Backend::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await,
         Backend::Postgres => store.pool().begin().await,
@@ -314,7 +314,7 @@ pub(crate) enum RoundTeam {
 /// or, for a round stored before with the same body, rebuilds the answer
 /// it got then (and no event). On an error the caller must roll back: the
 /// statements before it may have run.
-pub(super) async fn store_round(
+pub(crate) async fn store_round(
     db: &mut impl RoundDb,
     team: &RoundTeam,
     loop_name: &str,
@@ -521,6 +521,9 @@ pub(super) async fn store_round(
         operator.steer.clone(),
         now,
         &finding_keys,
+        report.source.as_str(),
+        (!report.tool_calls.is_empty())
+            .then(|| serde_json::to_string(&report.tool_calls).unwrap_or_else(|_| "[]".to_string())),
     ];
 
     // An alert when the loop enters a bad state (not on every round it

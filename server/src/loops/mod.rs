@@ -38,24 +38,28 @@
 //! A run that says nothing (no round, no heartbeat) for its loop's heartbeat
 //! window becomes `lost`; a lost run that reports again is running again.
 
-mod db;
+pub(crate) mod db;
 mod error;
 mod http;
-mod ingest;
+pub(crate) mod ingest;
 mod queries;
 mod sweeper;
-mod wire;
-mod writer;
+pub(crate) mod wire;
+pub(crate) mod writer;
 
 pub use error::LoopsError;
 pub use http::router;
+pub(crate) use http::{bearer_token, read_body};
 pub use ingest::{OperatorNote, RoundAnswer, RoundEvent};
 pub use queries::{
     bucket_chart, BlockedState, ChartPoint, HistoryFinding, HistoryRound, LoopHistory, LoopSettings,
     LoopSummary, RoundWindow, RoundsPage, RunSummary, StateSighting, CHART_POINTS, MAX_HISTORY_ROUNDS,
 };
 pub use sweeper::{spawn_lost_run_sweeper, sweep_lost_runs, LOST_SWEEP_EVERY};
-pub use wire::{validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, Spent};
+pub use wire::{
+    validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, RoundSource, Spent,
+    ToolCall,
+};
 
 /// What the ingest path keeps between rounds, one per store: SQLite's
 /// writer of rounds.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ingest::{begin_write, severity_from_column, target_from_columns, OperatorNote};
 use super::run_state::{self, BLOCKED, RUNNING};
-use super::wire::{Blocked, Heartbeat, RoundError, Spent};
+use super::wire::{Blocked, Heartbeat, RoundError, RoundSource, Spent, ToolCall};
 use super::LoopsError;
 use crate::convergence::{Advice, Class, FindingKey, Outcome};
 use crate::store::{now_millis, Store};
@@ -101,6 +101,12 @@ pub struct HistoryRound {
     pub operator: OperatorNote,
     pub findings: Vec<HistoryFinding>,
     pub created_at: i64,
+    /// Where the round came from: `api`, `connector` or `traces`.
+    #[serde(default)]
+    pub source: RoundSource,
+    /// The tool calls of a round from traces, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// `GET .../rounds`: one run of a loop and a page of its rounds.
@@ -400,10 +406,20 @@ impl Store {
         .fetch_all(self.pool())
         .await?;
         #[allow(clippy::type_complexity)]
-        let extras: Vec<(i64, Option<f64>, Option<String>, Option<String>, Option<String>, i64, Option<String>, i64)> =
-            sqlx::query_as(
-                "SELECT id, spent_seconds, exit, error_code, error_body, operator_stop, operator_steer, created_at \
-                 FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
+        let extras: Vec<(
+            i64,
+            Option<f64>,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            i64,
+            Option<String>,
+            i64,
+            String,
+            Option<String>,
+        )> = sqlx::query_as(
+                "SELECT id, spent_seconds, exit, error_code, error_body, operator_stop, operator_steer, created_at, \
+                 source, tool_calls FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
             )
             .bind(run_id)
             .bind(from)
@@ -452,7 +468,7 @@ impl Store {
             usd,
         ) in rows
         {
-            let (_, seconds, exit, error_code, error_body, stop, steer, created_at) =
+            let (_, seconds, exit, error_code, error_body, stop, steer, created_at, source, tool_calls) =
                 extras.remove(&id).ok_or_else(|| unreadable("row"))?;
             rounds.push(HistoryRound {
                 round: to_u32(round),
@@ -472,6 +488,15 @@ impl Store {
                 operator: OperatorNote { stop: stop != 0, steer },
                 findings: findings.remove(&id).unwrap_or_default(),
                 created_at,
+                source: match source.as_str() {
+                    "connector" => RoundSource::Connector,
+                    "traces" => RoundSource::Traces,
+                    _ => RoundSource::Api,
+                },
+                tool_calls: match tool_calls {
+                    Some(text) => serde_json::from_str(&text).map_err(|_| unreadable("tool_calls"))?,
+                    None => Vec::new(),
+                },
             });
         }
         Ok(rounds)
@@ -576,6 +601,25 @@ impl Store {
     }
 
     /// The runs of a team's loop, newest first, at most `limit`.
+    /// Where the rounds of a loop came from, in the order API, connector,
+    /// traces (an unknown loop has none).
+    pub async fn loop_sources(&self, team_id: i64, loop_name: &str) -> Result<Vec<RoundSource>, LoopsError> {
+        let sources: Vec<(String,)> = sqlx::query_as(
+            "SELECT DISTINCT r.source FROM rounds r JOIN loops l ON l.id = r.loop_id \
+             WHERE l.team_id = $1 AND l.name = $2",
+        )
+        .bind(team_id)
+        .bind(loop_name)
+        .fetch_all(self.pool())
+        .await?;
+        let mut found: Vec<RoundSource> = [RoundSource::Api, RoundSource::Connector, RoundSource::Traces]
+            .into_iter()
+            .filter(|source| sources.iter().any(|(name,)| name == source.as_str()))
+            .collect();
+        found.dedup();
+        Ok(found)
+    }
+
     pub async fn loop_runs(
         &self,
         team_id: i64,
@@ -797,6 +841,7 @@ fn severity_of(class: Class) -> u8 {
         Class::Thrashing => 6,
         Class::Stalled => 5,
         Class::Regressing => 4,
+        Class::Acting => 3,
         Class::First => 2,
         Class::Converging => 1,
         Class::Done => 0,

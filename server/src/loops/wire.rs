@@ -77,6 +77,41 @@ pub struct RoundError {
     pub body: String,
 }
 
+/// Where a round came from: the ingest API, the connector (`fixedpoint
+/// push`, which speaks the ingest API) or OpenTelemetry traces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundSource {
+    #[default]
+    Api,
+    Connector,
+    Traces,
+}
+
+impl RoundSource {
+    /// The stored spelling (`rounds.source`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoundSource::Api => "api",
+            RoundSource::Connector => "connector",
+            RoundSource::Traces => "traces",
+        }
+    }
+}
+
+/// One tool call of a round from traces, as the dashboard shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    /// The arguments as the exporter recorded them (JSON text, usually),
+    /// or none when it records no arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+    /// Whether the tool's span ended with status ERROR.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
+}
+
 /// A validated `POST .../rounds` body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundReport {
@@ -87,6 +122,14 @@ pub struct RoundReport {
     pub spent: Spent,
     pub exit: Option<ExitId>,
     pub error: Option<RoundError>,
+    /// Whether a judge looked at the round: always for the ingest API; for
+    /// traces, only when a span carried a `fixedpoint.finding` event.
+    pub judged: bool,
+    /// Where the round came from (not part of its body: a round sent again
+    /// from elsewhere is the same round).
+    pub source: RoundSource,
+    /// The tool calls of a round from traces, in order.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 impl RoundReport {
@@ -156,7 +199,18 @@ impl RoundReport {
             }
             Some(_) => return Err(LoopsError::invalid(Some("error"), "error must be null or an object")),
         };
-        Ok(RoundReport { round, run, state, findings, spent, exit, error })
+        Ok(RoundReport {
+            round,
+            run,
+            state,
+            findings,
+            spent,
+            exit,
+            error,
+            judged: true,
+            source: RoundSource::Api,
+            tool_calls: Vec::new(),
+        })
     }
 
     /// What the convergence engine needs of this round.
@@ -165,6 +219,7 @@ impl RoundReport {
             round: self.round,
             state: self.state.clone(),
             findings: self.findings.iter().map(|finding| finding.key.clone()).collect(),
+            judged: self.judged,
         }
     }
 
@@ -186,7 +241,7 @@ impl RoundReport {
                 ])
             })
             .collect();
-        let canonical = serde_json::json!([
+        let mut canonical = serde_json::json!([
             self.round,
             self.state,
             findings,
@@ -194,6 +249,13 @@ impl RoundReport {
             self.exit.map(ExitId::as_string),
             self.error.as_ref().map(|error| [&error.code, &error.body]),
         ]);
+        // An unjudged round (from traces) differs from a judged one with no
+        // findings; judged rounds keep the layout their stored hashes have.
+        if !self.judged {
+            if let Value::Array(parts) = &mut canonical {
+                parts.push(Value::String("unjudged".to_string()));
+            }
+        }
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
     }
 }
@@ -288,7 +350,9 @@ pub fn validate_loop_name(name: &str) -> Result<(), LoopsError> {
     Ok(())
 }
 
-fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
+/// A finding of the ingest contract's shape, validated as the ingest API
+/// does; refusals name `findings[index].FIELD`.
+pub(crate) fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError> {
     let field = |name: &str| format!("findings[{index}].{name}");
     let Value::Object(object) = item else {
         return Err(LoopsError::Invalid {

@@ -55,10 +55,21 @@ struct Job {
     answer: oneshot::Sender<Result<Ingested, LoopsError>>,
 }
 
+/// Work of another area that must write on this connection (the spans of
+/// an OpenTelemetry export and the rounds they complete): it runs alone,
+/// between batches of rounds, and opens its own transaction.
+type Work = Box<dyn FnOnce(&rusqlite::Connection) + Send>;
+
+/// What the writer's thread is handed.
+enum Task {
+    Round(Box<Job>),
+    Work(Work),
+}
+
 /// The handle of a store's writer thread. The thread ends, closing its
 /// connection, when the last handle is dropped.
 pub(crate) struct SqliteWriter {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<Task>,
 }
 
 impl SqliteWriter {
@@ -66,30 +77,39 @@ impl SqliteWriter {
     /// thread that writes rounds through it.
     pub(crate) fn start(path: &Path) -> Result<SqliteWriter, StoreError> {
         let connection = open(path)?;
-        let (jobs, queue) = mpsc::channel::<Job>();
+        let (jobs, queue) = mpsc::channel::<Task>();
         std::thread::Builder::new()
             .name("sqlite-rounds".to_string())
             .spawn(move || {
-                while let Ok(first) = queue.recv() {
-                    let mut batch = vec![first];
+                // Work that arrived while a batch was being gathered runs
+                // right after that batch.
+                let mut held: Option<Work> = None;
+                loop {
+                    let task = match held.take() {
+                        Some(work) => Task::Work(work),
+                        None => match queue.recv() {
+                            Ok(task) => task,
+                            Err(_) => break,
+                        },
+                    };
+                    let mut batch = match task {
+                        Task::Work(work) => {
+                            run_guarded(&connection, "a write of another area", || work(&connection));
+                            continue;
+                        }
+                        Task::Round(job) => vec![*job],
+                    };
                     while batch.len() < MAX_BATCH {
                         match queue.try_recv() {
-                            Ok(job) => batch.push(job),
+                            Ok(Task::Round(job)) => batch.push(*job),
+                            Ok(Task::Work(work)) => {
+                                held = Some(work);
+                                break;
+                            }
                             Err(_) => break,
                         }
                     }
-                    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        write_batch(&connection, batch)
-                    }));
-                    if written.is_err() {
-                        // A bug, not bad input: the batch's senders were
-                        // dropped in the unwinding and answer 500. Nothing
-                        // of it stays, and the thread goes on with the next.
-                        tracing::error!("loops: the writer of rounds panicked; the batch was not stored");
-                        if !connection.is_autocommit() {
-                            let _ = connection.execute_batch("ROLLBACK");
-                        }
-                    }
+                    run_guarded(&connection, "the batch of rounds", || write_batch(&connection, batch));
                 }
             })
             .map_err(|error| StoreError::Connect(sqlx::Error::Io(error)))?;
@@ -99,9 +119,58 @@ impl SqliteWriter {
     /// Stores `round` in the next batch and answers for it alone.
     pub(crate) async fn ingest(&self, round: PendingRound) -> Result<Ingested, LoopsError> {
         let (answer, answered) = oneshot::channel();
-        self.jobs.send(Job { round, answer }).map_err(|_| gone())?;
+        self.jobs.send(Task::Round(Box::new(Job { round, answer }))).map_err(|_| gone())?;
         answered.await.map_err(|_| gone())?
     }
+
+    /// Runs `work` on the writer's connection, between batches of rounds,
+    /// and gives back what it returned. `work` opens and ends its own
+    /// transaction (see [`in_transaction`]).
+    pub(crate) async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&rusqlite::Connection) -> T + Send + 'static,
+    ) -> Result<T, LoopsError> {
+        let (answer, answered) = oneshot::channel();
+        let task = Task::Work(Box::new(move |connection: &rusqlite::Connection| {
+            // A caller that hung up no longer wants the result.
+            let _ = answer.send(work(connection));
+        }));
+        self.jobs.send(task).map_err(|_| gone())?;
+        answered.await.map_err(|_| gone())
+    }
+}
+
+/// Runs `write` and survives its panic: a bug, not bad input. The senders
+/// of what it was writing were dropped in the unwinding and answer 500;
+/// nothing of it stays, and the thread goes on with the next task.
+fn run_guarded(connection: &rusqlite::Connection, what: &str, write: impl FnOnce()) {
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(write));
+    if written.is_err() {
+        tracing::error!(what, "loops: the writer of rounds panicked; nothing of it was stored");
+        if !connection.is_autocommit() {
+            let _ = connection.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+/// Runs `write` in one write transaction on the writer's connection:
+/// committed when it returns `Ok`, rolled back otherwise.
+pub(crate) fn in_transaction<T, E: From<StoreError>>(
+    connection: &rusqlite::Connection,
+    write: impl FnOnce(&mut SqliteDb<'_>) -> Result<T, E>,
+) -> Result<T, E> {
+    run(connection, "BEGIN IMMEDIATE")?;
+    let mut db = SqliteDb { conn: connection };
+    let written = write(&mut db);
+    let finished = match &written {
+        Ok(_) => run(connection, "COMMIT"),
+        Err(_) => Ok(()),
+    };
+    if (written.is_err() || finished.is_err()) && !connection.is_autocommit() {
+        let _ = connection.execute_batch("ROLLBACK");
+    }
+    finished?;
+    written
 }
 
 fn gone() -> LoopsError {
@@ -122,8 +191,8 @@ fn open(path: &Path) -> Result<rusqlite::Connection, StoreError> {
          PRAGMA synchronous = NORMAL;",
     )?;
     // The round's statements, with one findings statement per count of
-    // findings that rounds commonly have.
-    connection.set_prepared_statement_cache_capacity(64);
+    // findings that rounds commonly have, and the traces' batches of spans.
+    connection.set_prepared_statement_cache_capacity(128);
     Ok(connection)
 }
 

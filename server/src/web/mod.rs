@@ -135,6 +135,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(health::router())
         .merge(crate::loops::router())
+        .merge(crate::traces::router())
         .merge(crate::audit::router())
         .merge(crate::accounts::web::router())
         .merge(crate::accounts::pages::router())

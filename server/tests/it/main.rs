@@ -19,3 +19,4 @@ mod loop_stream;
 mod mcp;
 mod newsletter;
 mod store_contract;
+mod traces;
