@@ -316,6 +316,79 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             }
         })
         .collect_view();
+    // The two tables are views of their own (`into_any`): nested in the
+    // section, their types passed the compiler's depth limit in the
+    // WebAssembly build.
+    let runs_table = view! {
+        <table class="data-table" data-testid="runs">
+            <thead>
+                <tr>
+                    <th scope="col">"Run"</th>
+                    <th scope="col">"State"</th>
+                    <th scope="col">"Ended by"</th>
+                    <th scope="col">"Rounds"</th>
+                    <th scope="col">"Started"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {data
+                    .runs
+                    .iter()
+                    .map(|run| {
+                        view! {
+                            <tr class=if Some(&run.id) == shown_run.as_ref() { "selected" } else { "" }>
+                                <td>
+                                    <a
+                                        href=format!(
+                                            "/loops/{}?team={}&run={}",
+                                            path_segment(&data.name),
+                                            path_segment(&data.team),
+                                            path_segment(&run.id),
+                                        )
+                                        rel="external"
+                                        aria-current=if Some(&run.id) == shown_run.as_ref() { Some("true") } else { None }
+                                    >
+                                        <code>{run.id.clone()}</code>
+                                    </a>
+                                </td>
+                                <td>{run.state.clone()}</td>
+                                <td>
+                                    {match (&run.exit, &run.ended_by) {
+                                        (Some(exit), Some(how)) => format!("{exit} ({how})"),
+                                        (Some(exit), None) => exit.clone(),
+                                        _ => String::new(),
+                                    }}
+                                </td>
+                                <td>{run.rounds}</td>
+                                <td>{format_time(run.started_at)}</td>
+                            </tr>
+                        }
+                    })
+                    .collect_view()}
+            </tbody>
+        </table>
+    }
+    .into_any();
+    let rounds_table = view! {
+        <table class=if traced { "data-table traced-rounds" } else { "data-table" } data-testid="rounds">
+            <thead>
+                <tr>
+                    <th scope="col">"Round"</th>
+                    <th scope="col">"State"</th>
+                    <th scope="col">"Class"</th>
+                    <th scope="col">"Advice"</th>
+                    <th scope="col">"Reason"</th>
+                    <th scope="col">"Blocking"</th>
+                    {traced.then(|| view! { <th scope="col">"Tool calls"</th> })}
+                    <th scope="col">"Spend"</th>
+                    <th scope="col">"Exit"</th>
+                    <th scope="col"><span class="visually-hidden">"Error"</span></th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+    .into_any();
     view! {
         <section class="wide-table">
             <h1>"Loop " <code>{data.name.clone()}</code></h1>
@@ -344,72 +417,10 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             <h2>"States"</h2>
             <p class="timeline" data-testid="timeline">{timeline}</p>
             <h2>"Runs"</h2>
-            <table class="data-table" data-testid="runs">
-                <thead>
-                    <tr>
-                        <th scope="col">"Run"</th>
-                        <th scope="col">"State"</th>
-                        <th scope="col">"Ended by"</th>
-                        <th scope="col">"Rounds"</th>
-                        <th scope="col">"Started"</th>
-                    </tr>
-                </thead>
-                <tbody>
-                    {data
-                        .runs
-                        .iter()
-                        .map(|run| {
-                            view! {
-                                <tr class=if Some(&run.id) == shown_run.as_ref() { "selected" } else { "" }>
-                                    <td>
-                                        <a
-                                            href=format!(
-                                                "/loops/{}?team={}&run={}",
-                                                path_segment(&data.name),
-                                                path_segment(&data.team),
-                                                path_segment(&run.id),
-                                            )
-                                            rel="external"
-                                            aria-current=if Some(&run.id) == shown_run.as_ref() { Some("true") } else { None }
-                                        >
-                                            <code>{run.id.clone()}</code>
-                                        </a>
-                                    </td>
-                                    <td>{run.state.clone()}</td>
-                                    <td>
-                                        {match (&run.exit, &run.ended_by) {
-                                            (Some(exit), Some(how)) => format!("{exit} ({how})"),
-                                            (Some(exit), None) => exit.clone(),
-                                            _ => String::new(),
-                                        }}
-                                    </td>
-                                    <td>{run.rounds}</td>
-                                    <td>{format_time(run.started_at)}</td>
-                                </tr>
-                            }
-                        })
-                        .collect_view()}
-                </tbody>
-            </table>
+            {runs_table}
             <h2>"Rounds"</h2>
             <RoundPager data=data.clone()/>
-            <table class=if traced { "data-table traced-rounds" } else { "data-table" } data-testid="rounds">
-                <thead>
-                    <tr>
-                        <th scope="col">"Round"</th>
-                        <th scope="col">"State"</th>
-                        <th scope="col">"Class"</th>
-                        <th scope="col">"Advice"</th>
-                        <th scope="col">"Reason"</th>
-                        <th scope="col">"Blocking"</th>
-                        {traced.then(|| view! { <th scope="col">"Tool calls"</th> })}
-                        <th scope="col">"Spend"</th>
-                        <th scope="col">"Exit"</th>
-                        <th scope="col"><span class="visually-hidden">"Error"</span></th>
-                    </tr>
-                </thead>
-                <tbody>{rows}</tbody>
-            </table>
+            {rounds_table}
         </section>
     }
     .into_any()
