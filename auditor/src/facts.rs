@@ -133,6 +133,13 @@ pub(crate) struct Clause {
     /// value, under no condition, in a `try` of the loop whose handlers let
     /// the loop try again (`try: return parse(run(code)) except: fix(code)`).
     pub attempt_succeeded: bool,
+    /// The clause compares the latest entries of one history with each
+    /// other (`acts[-1] == acts[-2]`, `len(set(last_three)) == 1`).
+    pub repeats_recent: bool,
+    /// Another operand of the same condition compares the latest entries of
+    /// a history (`len(acts) >= 3 and acts[-1] == acts[-2]`): a length here
+    /// only makes sure there are enough of them to compare.
+    pub beside_repeat: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -629,6 +636,22 @@ fn is_identifier_kind(kind: &str) -> bool {
 
 fn last_identifier(text: &str) -> &str {
     text.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).find(|part| !part.is_empty()).unwrap_or("")
+}
+
+/// Whether a condition's text compares the latest entries of a history with
+/// each other: `a[-1] == a[-2]`, `a.at(-1) === a.at(-2)`, or all of the last
+/// few are one (`len(set(last)) == 1`, `new Set(last).size === 1`).
+fn repeats_recent(text: &str) -> bool {
+    if text.len() > 240 {
+        return false;
+    }
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let latest_two = (compact.contains("[-1]") && compact.contains("[-2]"))
+        || (compact.contains(".at(-1)") && compact.contains(".at(-2)"));
+    let all_one = (compact.contains("len(set(") || compact.contains("len(list(set("))
+        && (compact.ends_with("==1") || compact.ends_with("<=1"))
+        || (compact.contains("newSet(") && (compact.ends_with(".size===1") || compact.ends_with(".size==1")));
+    latest_two || all_one
 }
 
 /// Calls that look for a text in another (`re.search`, `includes`,
@@ -2144,21 +2167,28 @@ impl<'s, 't> Walker<'s, 't> {
         // when the outer loop sets it back to zero for each of its passes).
         let outermost =
             self.loops_of_current_function().next().map(|frame| self.frames[*frame].node.start_byte());
-        let reset_by_outer = outermost.is_some_and(|start| {
-            self.facts
-                .assigns
-                .iter()
-                .any(|a| a.target == target && !a.augmented && !a.step && a.range.start >= start)
-        });
-        let nested = !reset_by_outer
-            && self
-                .loops_of_current_function()
+        // (Assignments are recorded in the walk's order: those since the
+        // outer loop began are the last ones. Both are asked only of an `if`
+        // that leaves on success.)
+        let reset_by_outer = || {
+            outermost.is_some_and(|start| {
+                self.facts
+                    .assigns
+                    .iter()
+                    .rev()
+                    .take_while(|a| a.range.start >= start)
+                    .any(|a| a.target == target && !a.augmented && !a.step)
+            })
+        };
+        let nested = || {
+            self.loops_of_current_function()
                 .filter(|frame| match self.frames[**frame].role {
                     FrameRole::Loop(id) => !self.facts.loops[id].collection,
                     _ => false,
                 })
                 .count()
-                > 1;
+                > 1
+        };
         let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
         self.siblings_of(body, current).0.into_iter().any(|statement| {
             (statement.kind() == "try_statement"
@@ -2167,7 +2197,7 @@ impl<'s, 't> Walker<'s, 't> {
                         .named_child(try_body.named_child_count().saturating_sub(1) as u32)
                         .is_some_and(leaves)
                 }))
-                || (nested && self.leaves_on_success(statement))
+                || (self.leaves_on_success(statement) && nested() && !reset_by_outer())
         })
     }
 
@@ -2761,9 +2791,16 @@ impl<'s, 't> Walker<'s, 't> {
             collected.clause.call_root = self.root_call(root);
             collected.clause.command =
                 self.family == Family::Bash && matches!(root.kind(), "command" | "pipeline");
+            collected.clause.repeats_recent = repeats_recent(self.text(root));
             let index = self.facts.clauses.len();
             self.facts.clauses.push(collected.clause);
             out.push(index);
+        }
+        if out.iter().any(|i| self.facts.clauses[*i].repeats_recent) {
+            for i in &out {
+                let clause = &mut self.facts.clauses[*i];
+                clause.beside_repeat = !clause.repeats_recent;
+            }
         }
         out
     }

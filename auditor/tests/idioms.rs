@@ -683,3 +683,35 @@ fn a_commands_flags_say_nothing_of_why_the_loop_ends() {
         &[E2],
     );
 }
+
+#[test]
+fn the_last_actions_all_alike_are_no_progress() {
+    // Comparing the newest entries of one history with each other is a
+    // repetition check (E5), in either spelling.
+    check(
+        Python,
+        "actions = []\nwhile True:\n    action = agent.act(obs)\n    actions.append(action)\n    if len(actions) >= 3 and actions[-1] == actions[-2] == actions[-3]:\n        break\n    obs = env.step(action)\n",
+        &[E5],
+    );
+    check(
+        Python,
+        "history = []\nfor turn in range(MAX_TURNS):\n    call = model.next_tool_call(history)\n    history.append(call)\n    if len(set(history[-4:])) == 1:\n        break\n    run(call)\n",
+        &[E2, E5],
+    );
+    check(
+        TypeScript,
+        "const seen: string[] = [];\nwhile (true) {\n  const step = await agent.step();\n  seen.push(step.action);\n  if (new Set(seen.slice(-3)).size === 1) {\n    break;\n  }\n}\n",
+        &[E5],
+    );
+}
+
+#[test]
+fn a_loop_detector_that_aborts_is_no_stop_from_outside() {
+    // `loop_detector.should_abort()` saw the agent repeat itself: E5, not
+    // a stop request (E8).
+    check(
+        Python,
+        "while True:\n    reply = llm.chat(messages)\n    messages.append(reply)\n    if loop_detector.should_abort(messages):\n        break\n    run_tools(reply)\n",
+        &[E5],
+    );
+}

@@ -44,6 +44,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if clause.zero && view.has("len") && !view.pass_counter {
         return false;
     }
+    // A length that only makes sure there are enough entries to compare
+    // (`len(acts) >= 3 and acts[-1] == acts[-2] == acts[-3]`).
+    if clause.beside_repeat && view.has("len") {
+        return false;
+    }
     // A counter the loop moves by a constant each pass, whatever its name
     // (`calls_left -= 1` ... `while calls_left > 0`).
     if view.pass_counter && (clause.ordering || (clause.equality && clause.number)) {

@@ -33,6 +33,11 @@ use crate::facts::{CallFact, Facts, KwargFact};
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // The last actions are all the same (`acts[-1] == acts[-2] ==
+    // acts[-3]`, `len(set(last_three)) == 1`).
+    if clause.repeats_recent {
+        return true;
+    }
     // (`allow_looping` is a setting, not a detector.)
     if view.has("hash") || (view.has("stall") && !view.has("allow")) {
         return true;

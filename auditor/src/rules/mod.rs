@@ -31,6 +31,8 @@ pub(crate) mod e8_external_event;
 pub(crate) struct Provenance<'a> {
     pub facts: &'a Facts,
     counters: HashMap<&'a str, Vec<&'a AssignFact>>,
+    /// The walked loops (not frameworks or recursions) by where they start.
+    loop_starts: Vec<(usize, std::ops::Range<usize>)>,
 }
 
 impl<'a> Provenance<'a> {
@@ -39,7 +41,29 @@ impl<'a> Provenance<'a> {
         for assign in facts.assigns.iter().filter(|a| (a.step || a.reset) && a.in_loop) {
             counters.entry(last_name(&assign.target)).or_default().push(assign);
         }
-        Provenance { facts, counters }
+        // Each name's assignments by where they are, so that a loop finds
+        // its own by binary search, not by reading every one in the file.
+        for assigns in counters.values_mut() {
+            assigns.sort_by_key(|a| a.range.start);
+        }
+        let mut loop_starts: Vec<(usize, std::ops::Range<usize>)> = facts
+            .loops
+            .iter()
+            .filter(|l| {
+                !matches!(l.kind, crate::facts::LoopKind::Framework | crate::facts::LoopKind::Recursion)
+            })
+            .map(|l| (l.range.start, l.range.clone()))
+            .collect();
+        loop_starts.sort_by_key(|(start, range)| (*start, std::cmp::Reverse(range.end)));
+        Provenance { facts, counters, loop_starts }
+    }
+
+    /// The assignments of `name` (by its last part) that lie in `range`.
+    fn counters_in(&self, name: &str, range: &std::ops::Range<usize>) -> &[&'a AssignFact] {
+        let Some(assigns) = self.counters.get(last_name(name)) else { return &[] };
+        let from = assigns.partition_point(|a| a.range.start < range.start);
+        let to = assigns.partition_point(|a| a.range.start < range.end);
+        &assigns[from..to.max(from)]
     }
 
     /// How a loop counts what `name` holds: `(every pass, failures only)`.
@@ -50,23 +74,25 @@ impl<'a> Provenance<'a> {
         loop_range: &std::ops::Range<usize>,
         body_start: usize,
     ) -> (bool, bool) {
-        let Some(assigns) = self.counters.get(last_name(name)) else { return (false, false) };
+        let assigns = self.counters_in(name, loop_range);
+        if assigns.is_empty() {
+            return (false, false);
+        }
         let inside: Vec<&&AssignFact> = assigns
             .iter()
-            .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
+            .filter(|a| a.range.end <= loop_range.end)
             .filter(|a| same_receiver(a, idents))
             .collect();
         // A counter moved in a walk inside the loop (`for w in finished:
         // completed += 1`) counts what the walk sees, not the loop's passes.
+        // (Loops are kept sorted by where they start: only those that start
+        // between this loop and the assignment can hold it.)
         let in_inner_walk = |a: &AssignFact| {
-            self.facts.loops.iter().any(|other| {
-                other.range != *loop_range
-                    && other.kind != crate::facts::LoopKind::Framework
-                    && other.kind != crate::facts::LoopKind::Recursion
-                    && other.range.start >= loop_range.start
-                    && other.range.end <= loop_range.end
-                    && other.range.contains(&a.range.start)
-            })
+            let from = self.loop_starts.partition_point(|(start, _)| *start <= loop_range.start);
+            let to = self.loop_starts.partition_point(|(start, _)| *start <= a.range.start);
+            self.loop_starts[from..to.max(from)]
+                .iter()
+                .any(|(_, range)| range.end <= loop_range.end && range.contains(&a.range.start))
         };
         let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step && !in_inner_walk(a)).collect();
         // A counter set back to zero in the loop counts consecutive events
@@ -79,21 +105,14 @@ impl<'a> Provenance<'a> {
 
     /// Whether the loop changes `name` by a constant anywhere.
     fn counted(&self, name: &str, loop_range: &std::ops::Range<usize>) -> bool {
-        self.counters.get(last_name(name)).is_some_and(|assigns| {
-            assigns
-                .iter()
-                .any(|a| a.step && a.range.start >= loop_range.start && a.range.end <= loop_range.end)
-        })
+        self.counters_in(name, loop_range).iter().any(|a| a.step && a.range.end <= loop_range.end)
     }
 
     /// The guards under which a loop moves the counter `name`, when every
     /// move of it sits under some (`if EXIT_SIGNAL in out: signals += 1`).
     fn counted_under(&self, name: &str, loop_range: &std::ops::Range<usize>) -> Vec<usize> {
-        let Some(assigns) = self.counters.get(last_name(name)) else { return Vec::new() };
-        let inside: Vec<&&AssignFact> = assigns
-            .iter()
-            .filter(|a| a.range.start >= loop_range.start && a.range.end <= loop_range.end)
-            .collect();
+        let inside: Vec<&&AssignFact> =
+            self.counters_in(name, loop_range).iter().filter(|a| a.range.end <= loop_range.end).collect();
         let steps: Vec<&&AssignFact> = inside.into_iter().filter(|a| a.step).collect();
         if steps.is_empty() || steps.iter().any(|a| a.guards.is_empty()) {
             return Vec::new();
