@@ -140,6 +140,10 @@ pub(crate) struct Clause {
     /// a history (`len(acts) >= 3 and acts[-1] == acts[-2]`): a length here
     /// only makes sure there are enough of them to compare.
     pub beside_repeat: bool,
+    /// The exit under this guard is preceded, in the guard's own body, by a
+    /// status or reason set to a word of completion (`result.ExitReason =
+    /// "final_answer"`, `status = "completed"`): the loop says why it ends.
+    pub marks_done: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -652,6 +656,72 @@ fn repeats_recent(text: &str) -> bool {
         && (compact.ends_with("==1") || compact.ends_with("<=1"))
         || (compact.contains("newSet(") && (compact.ends_with(".size===1") || compact.ends_with(".size==1")));
     latest_two || all_one
+}
+
+/// Whether an assignment's text sets a status, reason or outcome to a word
+/// of completion: `result.ExitReason = "final_answer"`, `status := "done"`,
+/// `STATE=completed`. A value that names a limit or a failure says another
+/// exit.
+fn assignment_says_done(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let Some(at) = (0..bytes.len()).find(|&i| {
+        bytes[i] == b'='
+            && bytes.get(i + 1) != Some(&b'=')
+            && bytes.get(i + 1) != Some(&b'>')
+            && !(i > 0 && matches!(bytes[i - 1], b'=' | b'!' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/'))
+    }) else {
+        return false;
+    };
+    let target = canonical_words(text[..at].trim_end_matches(':'));
+    let value = text[at + 1..].trim().trim_end_matches(';').trim();
+    let quoted = value.starts_with(['"', '\'', '`']);
+    let member = !value.contains('(') && (value.contains('.') || value.contains("::"));
+    let bare = !value.is_empty() && value.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !(quoted || member || bare) || value.len() > 60 {
+        return false;
+    }
+    let names_outcome =
+        target.iter().any(|w| matches!(w.as_str(), "status" | "reason" | "outcome" | "state" | "exit"));
+    let words = canonical_words(value);
+    let done = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "done"
+                | "complete"
+                | "completed"
+                | "final"
+                | "finished"
+                | "finish"
+                | "success"
+                | "succeeded"
+                | "solved"
+        )
+    });
+    let other = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "max"
+                | "limit"
+                | "fail"
+                | "failed"
+                | "failure"
+                | "error"
+                | "timeout"
+                | "time"
+                | "cancel"
+                | "cancelled"
+                | "abort"
+                | "aborted"
+                | "interrupt"
+                | "interrupted"
+                | "budget"
+                | "stop"
+                | "stopped"
+                | "not"
+                | "in"
+        )
+    });
+    names_outcome && done && !other
 }
 
 /// Calls that look for a text in another (`re.search`, `includes`,
@@ -2427,6 +2497,17 @@ impl<'s, 't> Walker<'s, 't> {
             Syn::If => {
                 let mut cursor = node.walk();
                 nodes.extend(node.children_by_field_name("condition", &mut cursor));
+                // Bash's `elif` names no condition: it is what stands
+                // between `elif` and `then`.
+                if nodes.is_empty() && node.kind() == "elif_clause" && self.family == Family::Bash {
+                    let mut cursor = node.walk();
+                    nodes.extend(
+                        node.children(&mut cursor)
+                            .skip(1)
+                            .take_while(|child| child.kind() != "then")
+                            .filter(|child| child.is_named() && child.kind() != "comment"),
+                    );
+                }
             }
             Syn::Case => {
                 // The subject sits on the switch two or three frames up.
@@ -2503,6 +2584,13 @@ impl<'s, 't> Walker<'s, 't> {
         // The guards between the loop and the exit, nearest first: each an
         // `if`'s condition or a handler's exception types.
         let mut groups = self.guard_groups_above(floor);
+        if let Some((Role::Guard, clauses)) = groups.first() {
+            if self.says_done_before(node) {
+                for &clause in clauses {
+                    self.facts.clauses[clause].marks_done = true;
+                }
+            }
+        }
         // `if reply.tool_calls: ...; continue` before the exit: it runs only
         // when that condition does not hold.
         // Only an exit with no condition of its own is read through the
@@ -2579,6 +2667,38 @@ impl<'s, 't> Walker<'s, 't> {
     /// The guards between `floor` and the top of the stack, nearest first,
     /// at most `GUARD_LIMIT`, one group each: an `if`'s or a case arm's
     /// clauses, or a handler's exception types.
+    /// Whether a statement before the exit in its own block sets a status,
+    /// reason or outcome to a word of completion (`ExitReason =
+    /// "final_answer"`, `self.state = "done"`, `status=completed`).
+    fn says_done_before(&self, exit: Node<'t>) -> bool {
+        // The walk's frames hold the exit's parents (`Node::parent` walks
+        // down from the root: too dear in a deep tree).
+        let mut up =
+            self.frames.iter().rev().map(|frame| frame.node).skip_while(|node| node.id() == exit.id());
+        let (mut block, mut current) = (up.next(), exit);
+        if let Some(statement) = block.filter(|b| b.kind() == "expression_statement") {
+            current = statement;
+            block = up.next();
+        }
+        // `return { status: 'success', messages }`: the exit says it itself.
+        if matches!(exit.kind(), "return_statement" | "return_expression") {
+            let text = self.text(exit);
+            if text.len() <= 300
+                && text
+                    .split([',', '{', '(', '\n'])
+                    .any(|part| assignment_says_done(&part.replacen(':', "=", 1)))
+            {
+                return true;
+            }
+        }
+        let Some(block) = block else { return false };
+        let (before, _) = self.siblings_of(block, current);
+        before.iter().rev().take(6).any(|statement| {
+            let text = self.text(*statement);
+            text.len() <= 160 && assignment_says_done(text)
+        })
+    }
+
     fn guard_groups_above(&mut self, floor: usize) -> Vec<(Role, Vec<usize>)> {
         let guards: Vec<usize> = self
             .guard_frames

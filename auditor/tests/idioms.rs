@@ -715,3 +715,51 @@ fn a_loop_detector_that_aborts_is_no_stop_from_outside() {
         &[E5],
     );
 }
+
+#[test]
+fn a_branch_that_says_the_work_is_done_before_it_leaves() {
+    // Nothing in `parsed == nil` says done; the branch does, by the reason it
+    // records before leaving.
+    check(
+        Go,
+        "package a\n\nfunc run() {\n\tfor turn := 1; turn <= cfg.MaxTurns; turn++ {\n\t\tcontent := chat(messages)\n\t\tparsed := intent.Parse(content)\n\t\tif parsed == nil {\n\t\t\tresult.Output = content\n\t\t\tresult.ExitReason = \"final_answer\"\n\t\t\tbreak\n\t\t}\n\t\texecute(parsed)\n\t}\n}\n",
+        &[E1, E2],
+    );
+    // A return that says so itself.
+    check(
+        TypeScript,
+        "async function run() {\n  for (let i = 0; i < maxIterations; i++) {\n    const last = await step();\n    if (shouldBreakLoop(last)) {\n      return { status: 'success', content: last.content };\n    }\n  }\n}\n",
+        &[E1, E2],
+    );
+    // A reason that names a limit or a failure says no such thing.
+    check(
+        Go,
+        "package a\n\nfunc run() {\n\tfor turn := 1; turn <= cfg.MaxTurns; turn++ {\n\t\tparsed := intent.Parse(chat(messages))\n\t\tif parsed == nil {\n\t\t\tresult.ExitReason = \"parse_failed\"\n\t\t\tbreak\n\t\t}\n\t}\n}\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn nothing_to_execute_and_nobody_to_hand_off_to() {
+    check(
+        Python,
+        "for step in range(MAX_STEPS):\n    decoded = handler.decode(model.query(messages))\n    if is_empty_execute_response(decoded):\n        break\n    run(decoded)\n",
+        &[E1, E2],
+    );
+    check(
+        TypeScript,
+        "while (state.steps < this.config.maxSteps) {\n  const result = await node.run();\n  const handoff = result.handoff;\n  if (!handoff?.agentId) {\n    break;\n  }\n  state.steps++;\n}\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn a_bash_elif_is_a_guard_of_its_own() {
+    // The `break` under `elif` is guarded by the elif's command, not only by
+    // the `if` before it failing.
+    check(
+        Bash,
+        "while true; do\n  if [[ -n \"$RETRY\" ]]; then\n    T=\"$RETRY\"\n  elif ! T=\"$(get_next_task \"$F\")\"; then\n    break\n  fi\n  claude -p \"$T\"\ndone\n",
+        &[E1],
+    );
+}

@@ -215,6 +215,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // No agent to hand the work on to (`if (!handoff?.agentId) break`): the
+    // swarm's or the team's work is done.
+    if view.has("handoff") && (clause.negated || clause.none_literal || view.tests_nothing()) {
+        return true;
+    }
+    // The reply holds nothing to execute (`if
+    // is_empty_execute_response(decoded): break`): no tool asked for.
+    if view.this_pass
+        && view.has("empty")
+        && view.any(&["execute", "execution", "tool", "function", "action", "actions"])
+        && view.any(&["response", "responses", "reply", "replies"])
+    {
+        return true;
+    }
     // This pass asked for nothing more (`if not actions: break`,
     // `computerCalls.length === 0`); what a person typed running out is
     // theirs.

@@ -414,7 +414,11 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
         (ExitId::E2, e2_turn_cap::clause_matches),
         (ExitId::E1, e1_goal_met::clause_matches),
     ];
-    ordered.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id)
+    ordered.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id).or_else(|| {
+        // Nothing else in the condition, and the branch says the work is
+        // done before it leaves (`ExitReason = "final_answer"; break`).
+        view.clause.marks_done.then_some(ExitId::E1)
+    })
 }
 
 /// The words of a keyword argument's name.
