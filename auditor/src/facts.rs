@@ -1624,7 +1624,17 @@ impl<'s, 't> Walker<'s, 't> {
         let callee = if callee.len() > 120 { &callee[..callee.floor_char_boundary(120)] } else { callee };
         let callee_last = last_identifier(callee).to_string();
         let in_loop = self.innermost_loop().is_some();
-        if in_loop {
+        // (`self._chat_model.complete()` in `def complete` calls another
+        // object's method: a receiver of more than one name is not the
+        // function's own, and that function is neither recursive nor a
+        // step some loop calls.)
+        let own_receiver = callee.strip_suffix(callee_last.as_str()).is_none_or(|receiver| {
+            let receiver = receiver.trim_end_matches(['.', ':', '>', '-']);
+            !receiver.contains(['.', '>', ':']) || receiver.starts_with("super()")
+        });
+        let calls_namesake =
+            !own_receiver && self.enclosing_function_name().is_some_and(|name| name == callee_last);
+        if in_loop && !calls_namesake {
             self.facts.called_in_loops.insert(callee_last.clone());
         }
         // A call of the function it sits in makes that function recursive.
@@ -1632,6 +1642,7 @@ impl<'s, 't> Walker<'s, 't> {
             if let FrameRole::Function(id) = self.frames[frame].role {
                 if self.facts.functions[id].name.as_deref() == Some(callee_last.as_str())
                     && !callee_last.is_empty()
+                    && own_receiver
                 {
                     self.facts.functions[id].recursive = true;
                     // `if depth > 1: self.research(depth - 1)`: the recursion
@@ -1824,6 +1835,17 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// The nearest `try` inside the innermost loop whose body the walk is in.
+    /// Whether the walk is in the `else` of a `try` of the innermost loop
+    /// (`try: m = parse(reply) except E: retry... else: return m`): what
+    /// runs when nothing was caught.
+    fn in_try_else(&self) -> bool {
+        let Some((loop_frame, _)) = self.innermost_loop() else { return false };
+        (loop_frame..self.frames.len()).rev().any(|index| {
+            self.frames[index].node.kind() == "try_statement"
+                && self.frames.get(index + 1).is_some_and(|child| child.node.kind() == "else_clause")
+        })
+    }
+
     fn catching_try(&self) -> Option<Range<usize>> {
         let (loop_frame, _) = self.innermost_loop()?;
         (loop_frame..self.frames.len()).rev().find_map(|index| {
@@ -2261,11 +2283,20 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
         self.siblings_of(body, current).0.into_iter().any(|statement| {
+            let last_leaves = |block: Node<'_>| {
+                block.named_child(block.named_child_count().saturating_sub(1) as u32).is_some_and(leaves)
+            };
+            // `try: ...; return m` or `try: m = parse() except E: ...
+            // else: return m`: what follows runs only after a failure.
             (statement.kind() == "try_statement"
-                && self.field(statement, "body").is_some_and(|try_body| {
-                    try_body
-                        .named_child(try_body.named_child_count().saturating_sub(1) as u32)
-                        .is_some_and(leaves)
+                && (self.field(statement, "body").is_some_and(last_leaves) || {
+                    let mut cursor = statement.walk();
+                    let found = statement
+                        .named_children(&mut cursor)
+                        .filter(|child| child.kind() == "else_clause")
+                        .filter_map(|clause| self.field(clause, "body"))
+                        .any(last_leaves);
+                    found
                 }))
                 || (self.leaves_on_success(statement) && nested() && !reset_by_outer())
         })
@@ -2628,7 +2659,11 @@ impl<'s, 't> Walker<'s, 't> {
         // the return under no condition is the attempt that got through.
         let returns_value =
             matches!(node.kind(), "return_statement" | "return_expression") && node.named_child_count() > 0;
-        if returns_value && groups.is_empty() && skipped.is_empty() && self.catching_try().is_some() {
+        if returns_value
+            && groups.is_empty()
+            && skipped.is_empty()
+            && (self.catching_try().is_some() || self.in_try_else())
+        {
             let clause = self.facts.clauses.len();
             self.facts.clauses.push(Clause {
                 range: site.clone(),

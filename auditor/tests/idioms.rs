@@ -763,3 +763,16 @@ fn a_bash_elif_is_a_guard_of_its_own() {
         &[E1],
     );
 }
+
+#[test]
+fn a_try_else_that_returns_is_the_attempt_that_got_through() {
+    // `def complete` calling `self._chat_model.complete()` calls another
+    // object's method: the function is no recursion and no step of a loop.
+    // The `else` of the try returns the parsed reply; what follows the try
+    // runs only after a failure, so `num_retry` counts failures.
+    check(
+        Python,
+        "class Retrying:\n    def complete(self, messages):\n        num_retry = 0\n        while True:\n            try:\n                message = self._chat_model.complete(messages=messages)\n            except ToolSchemaParseError as e:\n                if num_retry >= self._max_retries:\n                    raise\n                messages += self._make_retry_messages(e)\n            else:\n                return message\n            num_retry += 1\n",
+        &[E1, E7],
+    );
+}
