@@ -81,6 +81,17 @@ pub enum IssuesCommand {
     /// Import or update every *.md issue file in DIR. Exit code 0 when all
     /// went in, 1 when some file was refused (each is named with its line).
     Import { dir: std::path::PathBuf },
+    /// Queue issue SLUG for every confirmed subscriber not yet sent it (one
+    /// ledger row each, in one transaction) and print the count per tier;
+    /// the server's deliverer sends them through SMTP_URL.
+    Send {
+        slug: String,
+        /// Only count: queue nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Print the ledger counts of issue SLUG's sends: queued, sent, failed, bounced.
+    Delivery { slug: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,6 +141,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             report.write(&mut std::io::stdout().lock(), &mut std::io::stderr().lock())?;
             Ok(if report.all_stored() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        Command::Issues(IssuesCommand::Send { slug, dry_run }) => issues_send(&slug, dry_run).await,
+        Command::Issues(IssuesCommand::Delivery { slug }) => {
+            let store = command_store().await?;
+            let counts = store.delivery_counts(&slug).await;
+            store.close().await;
+            let counts = counts?;
+            say(&format!(
+                "queued: {}\nsent: {}\nfailed: {}\nbounced: {}",
+                counts.queued, counts.sent, counts.failed, counts.bounced
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Grant { email, tier, days } => grant(&email, &tier, days).await,
         Command::FeedUrl { email } => feed_url(&email).await,
         Command::McpToken { email, name } => mcp_token(&email, &name).await,
@@ -171,6 +194,7 @@ async fn serve() -> anyhow::Result<()> {
         crate::billing::live::POLL_EVERY,
     );
     let hold_sweeper = crate::billing::sweeper::spawn(state.clone(), crate::billing::sweeper::SWEEP_EVERY);
+    let newsletter_deliverer = newsletter_deliverer(&state);
     let alert_deliverer = crate::alerts::spawn_deliverer(
         store.clone(),
         crate::alerts::DELIVER_EVERY,
@@ -215,6 +239,9 @@ async fn serve() -> anyhow::Result<()> {
     seat_poller.abort();
     hold_sweeper.abort();
     alert_deliverer.abort();
+    if let Some(deliverer) = newsletter_deliverer {
+        deliverer.abort();
+    }
     if let Some(relay) = relay {
         relay.abort();
     }
@@ -224,6 +251,56 @@ async fn serve() -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The newsletter's deliverer, when there is a relay to send through.
+fn newsletter_deliverer(state: &AppState) -> Option<tokio::task::JoinHandle<()>> {
+    let config = &state.config;
+    let Some(transport) =
+        config.smtp_url.as_deref().and_then(|url| crate::mail::smtp_transport(url, config.mail_connections))
+    else {
+        tracing::info!("no SMTP_URL: queued newsletter sends wait until the server has a relay");
+        return None;
+    };
+    let from = config.mail_from.parse().ok()?;
+    Some(crate::newsletter::deliverer::spawn(
+        state.store.clone(),
+        crate::newsletter::deliverer::DelivererConfig {
+            transport,
+            from,
+            public_url: config.public_url.clone(),
+            rate_per_second: config.mail_rate_per_second,
+            connections: config.mail_connections,
+            retry_ms: i64::from(config.mail_retry_ms),
+        },
+    ))
+}
+
+async fn issues_send(slug: &str, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let store = command_store().await?;
+    let queued = store.queue_send(slug, dry_run).await;
+    store.close().await;
+    let queued = queued?;
+    let verb = if dry_run { "would queue" } else { "queued" };
+    let earlier = if queued.earlier > 0 {
+        format!(" (besides {} queued by an earlier send)", queued.earlier)
+    } else {
+        String::new()
+    };
+    say(&format!(
+        "{verb} {} ({:?}, {}) for {} recipients{earlier}\nfree: {}\npro: {}\nfounder: {}",
+        queued.slug,
+        queued.title,
+        queued.issue_tier.as_str(),
+        queued.total(),
+        queued.free,
+        queued.pro,
+        queued.founder
+    ))?;
+    if !dry_run && std::env::var("SMTP_URL").map_or(true, |url| url.trim().is_empty()) {
+        eprintln!("note: the server sends through SMTP_URL; without it the queued messages wait");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Subcommand)]

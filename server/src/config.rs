@@ -72,6 +72,19 @@ pub struct Config {
     /// MCP tool calls a minute one token may make
     /// (`FIXEDPOINT_MCP_RATE_PER_MINUTE`, default 120).
     pub mcp_rate_per_minute: u32,
+    /// Who the site's mail comes from (`FIXEDPOINT_MAIL_FROM`, a mailbox
+    /// such as `Fixed Point <news@example.com>`).
+    pub mail_from: String,
+    /// Newsletter messages a second for the whole site, every instance
+    /// together (`FIXEDPOINT_MAIL_RATE_PER_SECOND`, default 20; 0 for no
+    /// limit).
+    pub mail_rate_per_second: u32,
+    /// SMTP connections the deliverer keeps open, and so messages in flight
+    /// (`FIXEDPOINT_MAIL_CONNECTIONS`, default 4).
+    pub mail_connections: u32,
+    /// The wait before a message the relay deferred (4xx) is tried again,
+    /// doubling with each try (`FIXEDPOINT_MAIL_RETRY_MS`, default 60000).
+    pub mail_retry_ms: u32,
 }
 
 /// How the founders' MCP server is switched on.
@@ -116,6 +129,11 @@ impl std::fmt::Debug for StripeConfig {
     }
 }
 
+/// Who the site's mail comes from, unless `FIXEDPOINT_MAIL_FROM` says.
+pub const DEFAULT_MAIL_FROM: &str = "Fixed Point <no-reply@fixedpoint.invalid>";
+/// Newsletter messages a second, unless configured otherwise.
+pub const DEFAULT_MAIL_RATE_PER_SECOND: u32 = 20;
+
 /// Stripe's API, unless `STRIPE_API_BASE` says otherwise.
 pub const DEFAULT_STRIPE_API_BASE: &str = "https://api.stripe.com";
 
@@ -135,6 +153,8 @@ pub enum ConfigError {
     BadMcpSwitch { value: String },
     #[error("{name}={value:?} is not a positive whole number")]
     BadNumber { name: &'static str, value: String },
+    #[error("FIXEDPOINT_MAIL_FROM={value:?} is not a mailbox such as `Fixed Point <news@example.com>`")]
+    BadMailFrom { value: String },
 }
 
 impl Config {
@@ -237,7 +257,28 @@ impl Config {
             },
         };
         let mcp_rate_per_minute = positive("FIXEDPOINT_MCP_RATE_PER_MINUTE", 120)?;
+        let mail_from = non_empty("FIXEDPOINT_MAIL_FROM")
+            .map(|value| value.trim().to_string())
+            .unwrap_or_else(|| DEFAULT_MAIL_FROM.to_string());
+        if mail_from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError::BadMailFrom { value: mail_from });
+        }
+        let mail_rate_per_second = match non_empty("FIXEDPOINT_MAIL_RATE_PER_SECOND") {
+            None => DEFAULT_MAIL_RATE_PER_SECOND,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|rate| *rate <= 1_000_000)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_MAIL_RATE_PER_SECOND", value })?,
+        };
+        let mail_connections = positive("FIXEDPOINT_MAIL_CONNECTIONS", 4)?;
+        let mail_retry_ms = positive("FIXEDPOINT_MAIL_RETRY_MS", 60_000)?;
         Ok(Config {
+            mail_from,
+            mail_rate_per_second,
+            mail_connections,
+            mail_retry_ms,
             mcp,
             mcp_rate_per_minute,
             allow_private_webhooks,
