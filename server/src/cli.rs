@@ -48,6 +48,9 @@ pub enum Command {
     /// Newsletter issues: `issues import DIR` imports or updates every *.md in DIR.
     #[command(subcommand)]
     Issues(IssuesCommand),
+    /// The newsletter's subscribers as CSV: `subscribers import FILE [--confirmed]`, `subscribers export`.
+    #[command(subcommand)]
+    Subscribers(SubscribersCommand),
     /// A complimentary subscription: `grant EMAIL --tier pro [--days N]` (never a founder seat).
     Grant {
         email: String,
@@ -92,6 +95,24 @@ pub enum IssuesCommand {
     },
     /// Print the ledger counts of issue SLUG's sends: queued, sent, failed, bounced.
     Delivery { slug: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubscribersCommand {
+    /// Import the `email` column of FILE (a Substack, Buttondown, Ghost or
+    /// Mailchimp export). Every row is checked first: a bad one is named by
+    /// its line and nothing is imported. Without --confirmed each new address
+    /// is mailed a confirmation link; addresses that unsubscribed or bounced
+    /// are left as they are.
+    Import {
+        file: std::path::PathBuf,
+        /// You hold these readers' consent: they go on the list at once.
+        #[arg(long)]
+        confirmed: bool,
+    },
+    /// Write the list as CSV to standard output (email, status, source,
+    /// created_at, confirmed_at).
+    Export,
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +172,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 "queued: {}\nsent: {}\nfailed: {}\nbounced: {}",
                 counts.queued, counts.sent, counts.failed, counts.bounced
             ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Subscribers(SubscribersCommand::Import { file, confirmed }) => {
+            subscribers_import(&file, confirmed).await
+        }
+        Command::Subscribers(SubscribersCommand::Export) => {
+            let store = command_store().await?;
+            let mut out = std::io::stdout().lock();
+            let written = store.export_subscribers(&mut out).await;
+            store.close().await;
+            written?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Grant { email, tier, days } => grant(&email, &tier, days).await,
@@ -272,8 +304,52 @@ fn newsletter_deliverer(state: &AppState) -> Option<tokio::task::JoinHandle<()>>
             rate_per_second: config.mail_rate_per_second,
             connections: config.mail_connections,
             retry_ms: i64::from(config.mail_retry_ms),
+            dkim: config.dkim.as_ref().and_then(|dkim| dkim.signing().ok()).map(std::sync::Arc::new),
         },
     ))
+}
+
+async fn subscribers_import(file: &std::path::Path, confirmed: bool) -> anyhow::Result<ExitCode> {
+    let name = file.display().to_string();
+    let bytes = std::fs::read(file).with_context(|| format!("{name}: cannot read the file"))?;
+    let addresses = match crate::newsletter::subscriber_csv::read_addresses(&bytes, &name) {
+        Ok(addresses) => addresses,
+        Err(problems) => {
+            for problem in &problems {
+                eprintln!("{problem}");
+            }
+            eprintln!("{name}: {} bad rows; nothing was imported", problems.len());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let config = Config::from_env()?;
+    let store = command_store().await?;
+    let report = store.import_subscribers(&addresses, confirmed).await;
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            store.close().await;
+            return Err(error.into());
+        }
+    };
+    let mailed = report.to_confirm.len();
+    if mailed > 0 {
+        let state = AppState::new(config, store.clone());
+        for outcome in report.to_confirm.iter().cloned() {
+            crate::newsletter::subscribe::mail_outcome(&state, outcome).await;
+        }
+    }
+    store.close().await;
+    say(&format!(
+        "{name}: {} addresses\nadded: {}\nconfirmed: {}\nalready subscribed: {}\nleft unsubscribed: {}\nleft bounced: {}\nconfirmation links mailed: {mailed}",
+        addresses.len(),
+        report.added,
+        report.confirmed,
+        report.already,
+        report.kept_unsubscribed,
+        report.kept_bounced
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn issues_send(slug: &str, dry_run: bool) -> anyhow::Result<ExitCode> {

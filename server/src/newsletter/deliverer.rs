@@ -51,6 +51,8 @@ pub struct DelivererConfig {
     pub connections: u32,
     /// The wait before the first retry of a 4xx; it doubles with each try.
     pub retry_ms: i64,
+    /// Signs every message when set.
+    pub dkim: Option<Arc<lettre::message::dkim::DkimConfig>>,
 }
 
 /// A claimed ledger row.
@@ -288,13 +290,12 @@ async fn deliver(store: &Store, config: &DelivererConfig, job: Job) {
             let domain = config.from.email.domain().to_string();
             let message_id = format!("<{}.{}@{domain}>", row.id, hex::encode(rand::random::<[u8; 8]>()));
             match job.letter.message(&config.from, &row.email, &url, &message_id) {
-                Ok(message) => match config.transport.send(message).await {
-                    Ok(response) => {
-                        Outcome::Sent(reply_text(response.code().to_string(), response.message()))
+                Ok(mut message) => {
+                    if let Some(dkim) = &config.dkim {
+                        message.sign(dkim);
                     }
-                    Err(error) if error.is_permanent() => Outcome::Bounced(short(&error.to_string())),
-                    Err(error) => Outcome::Retry(short(&error.to_string())),
-                },
+                    relay_outcome(config.transport.send(message).await)
+                }
                 // An address the relay could never take (the ledger only
                 // holds normalised ones): nothing to retry.
                 Err(problem) => Outcome::Bounced(short(&problem)),
@@ -304,6 +305,17 @@ async fn deliver(store: &Store, config: &DelivererConfig, job: Job) {
     };
     if let Err(error) = record(store, &row, outcome, config.retry_ms, false).await {
         tracing::error!(%error, delivery = row.id, "could not record a delivery's outcome");
+    }
+}
+
+/// What the relay's answer means for the row.
+fn relay_outcome(
+    answer: Result<lettre::transport::smtp::response::Response, lettre::transport::smtp::Error>,
+) -> Outcome {
+    match answer {
+        Ok(response) => Outcome::Sent(reply_text(response.code().to_string(), response.message())),
+        Err(error) if error.is_permanent() => Outcome::Bounced(short(&error.to_string())),
+        Err(error) => Outcome::Retry(short(&error.to_string())),
     }
 }
 

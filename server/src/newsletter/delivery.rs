@@ -90,7 +90,7 @@ pub fn valid_slug(slug: &str) -> bool {
 /// Founder) for the account with the email in column `email_column`. It is
 /// the rule of `Store::reader_access` written as SQL (binds `$1`: now, `$2`:
 /// now less a week of Stripe's silence), so a send of thousands is one query.
-fn rank_sql(email_column: &str) -> String {
+pub(crate) fn rank_sql(email_column: &str) -> String {
     format!(
         "COALESCE((SELECT MAX(CASE sub.tier WHEN 'founder' THEN 2 ELSE 1 END) FROM accounts a \
          JOIN subscriptions sub ON sub.account_id = a.id WHERE a.email = {email_column} \

@@ -14,8 +14,10 @@ pub mod format;
 pub mod import;
 pub mod message;
 pub mod pages;
+pub mod send_web;
 mod store;
 pub mod subscribe;
+pub mod subscriber_csv;
 pub mod subscribers;
 
 use thiserror::Error;

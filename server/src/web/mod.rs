@@ -152,6 +152,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::newsletter::feeds::router())
         .merge(crate::newsletter::pages::router())
         .merge(crate::newsletter::subscribe::router())
+        .merge(crate::newsletter::send_web::router())
         .merge(crate::billing::web::router())
         .merge(crate::mcp::router(&state))
         .leptos_routes_with_context(

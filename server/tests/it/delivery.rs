@@ -47,6 +47,7 @@ fn start_deliverer(db: &TestDb, sink: &SmtpSink, retry_ms: i64) -> Deliverer {
             rate_per_second: 0,
             connections: 4,
             retry_ms,
+            dkim: None,
         },
     ))
 }
@@ -396,5 +397,216 @@ async fn the_commands_refuse_bad_input_and_store_nothing_half() {
         assert_eq!(count(&db.store, "SELECT COUNT(*) FROM deliveries").await, 2);
         let delivery = fixedpoint(&db.url, &["issues", "delivery", "paid-one"]);
         assert_eq!(text(&delivery.stdout), "queued: 2\nsent: 0\nfailed: 0\nbounced: 0\n");
+    }
+}
+
+/// Verifies a received message's DKIM signature with dkimpy (an independent
+/// implementation), the public key served as DNS would.
+fn dkim_verifies(raw: &str, public_key_base64: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("message.eml");
+    std::fs::write(&file, raw.as_bytes()).unwrap();
+    let script = concat!(
+        "import dkim, sys\n",
+        "raw = open(sys.argv[1], 'rb').read()\n",
+        "record = ('v=DKIM1; k=rsa; p=' + sys.argv[2]).encode()\n",
+        "dns = lambda name, timeout=5: record if name.rstrip(b'.') == b'fp2026._domainkey.fixedpoint.example' else None\n",
+        "print('pass' if dkim.verify(raw, dnsfunc=dns) else 'fail')\n",
+    );
+    let output = std::process::Command::new(crate::support::smtp::python())
+        .args(["-c", script])
+        .arg(&file)
+        .arg(public_key_base64)
+        .output()
+        .expect("dkimpy runs (`make test` installs it in end2end/.venv)");
+    let verdict = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    verdict.trim() == "pass"
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_dkim_signed_and_the_signature_verifies() {
+    let db = crate::support::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("dkim.pem");
+    let made = std::process::Command::new("openssl")
+        .args(["genrsa", "-traditional", "-out"])
+        .arg(&key)
+        .arg("2048")
+        .output()
+        .expect("openssl makes the test's key");
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    // The DNS record's `p=`: the public key's DER, in base64.
+    let public = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("openssl rsa -pubout -outform DER -in '{}' | openssl base64 -A", key.display()))
+        .output()
+        .unwrap();
+    let public_key = text(&public.stdout).trim().to_string();
+    assert!(public_key.len() > 300, "{public_key}");
+    let config = server::config::Config::from_lookup(|name| match name {
+        "FIXEDPOINT_DKIM_KEY" => Some(key.display().to_string()),
+        "FIXEDPOINT_DKIM_SELECTOR" => Some("fp2026".into()),
+        "FIXEDPOINT_MAIL_FROM" => Some("Fixed Point <news@fixedpoint.example>".into()),
+        _ => None,
+    })
+    .unwrap();
+    let dkim = config.dkim.as_ref().unwrap();
+    assert_eq!(dkim.domain, "fixedpoint.example", "the sender's domain by default");
+
+    import(&db.store, PAID).await;
+    db.store.confirm_email("reader@example.com", "import").await.unwrap();
+    db.store.queue_send("paid-one", false).await.unwrap();
+    let sink = SmtpSink::start(&[], &[]).await;
+    let _deliverer = Deliverer(deliverer::spawn(
+        db.store.clone(),
+        DelivererConfig {
+            transport: server::mail::smtp_transport(&sink.url(), 1).unwrap(),
+            from: "Fixed Point <news@fixedpoint.example>".parse().unwrap(),
+            public_url: PUBLIC.to_string(),
+            rate_per_second: 0,
+            connections: 1,
+            retry_ms: 100,
+            dkim: Some(std::sync::Arc::new(dkim.signing().unwrap())),
+        },
+    ));
+    settled(&db.store, "paid-one").await;
+    let message = sink.received().pop().unwrap();
+    let signature = &message.headers["DKIM-Signature"];
+    assert!(signature.contains("d=fixedpoint.example") && signature.contains("s=fp2026"), "{signature}");
+    assert!(signature.contains("list-unsubscribe-post"), "the one-click headers are signed: {signature}");
+    assert!(dkim_verifies(&message.raw, &public_key), "dkimpy verifies the signature");
+    // The check can fail: a changed body does not verify.
+    let tampered = message.raw.replacen("FREE-PART-MARKER", "FREE-PART-MARKEX", 1);
+    assert_ne!(tampered, message.raw);
+    assert!(!dkim_verifies(&tampered, &public_key), "a changed message fails");
+
+    // A bad key is a clear error at start.
+    let bad = server::config::Config::from_lookup(|name| match name {
+        "FIXEDPOINT_DKIM_KEY" => Some("/no/such/key.pem".into()),
+        "FIXEDPOINT_DKIM_SELECTOR" => Some("fp2026".into()),
+        _ => None,
+    })
+    .unwrap_err();
+    assert!(bad.to_string().contains("FIXEDPOINT_DKIM_KEY: cannot read the key file"), "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriber_lists_move_in_and_out_as_csv() {
+    for db in [crate::support::sqlite().await, crate::support::postgres().await] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        // Mailchimp's export, with a bad row: nothing of it goes in.
+        std::fs::write(
+            path("mailchimp.csv"),
+            "Email Address,First Name,Last Name\r\nada@example.com,Ada,L\r\nnope,No,Body\r\n\"Bob@Example.com\",Bob,\"B, Jr.\"\r\n",
+        )
+        .unwrap();
+        let bad = fixedpoint(&db.url, &["subscribers", "import", &path("mailchimp.csv")]);
+        assert!(!bad.status.success());
+        let err = text(&bad.stderr);
+        assert!(err.contains("mailchimp.csv:3: email: `nope` is not a valid address"), "{err}");
+        assert!(err.contains("nothing was imported"), "{err}");
+        assert_eq!(count(&db.store, "SELECT COUNT(*) FROM subscribers").await, 0);
+        let no_column = fixedpoint(&db.url, &["subscribers", "import", &path("missing.csv")]);
+        assert!(text(&no_column.stderr).contains("missing.csv: cannot read the file"));
+
+        std::fs::write(
+            path("mailchimp.csv"),
+            "Email Address,First Name\r\nada@example.com,Ada\r\nBob@Example.com,Bob\r\nleft@example.com,L\r\n",
+        )
+        .unwrap();
+        db.store.confirm_email("left@example.com", "form").await.unwrap();
+        db.store.unsubscribe_email("left@example.com").await.unwrap();
+        let good = fixedpoint(&db.url, &["subscribers", "import", &path("mailchimp.csv"), "--confirmed"]);
+        assert!(good.status.success(), "{}", text(&good.stderr));
+        let out = text(&good.stdout);
+        assert!(out.contains("added: 2") && out.contains("left unsubscribed: 1"), "{out}");
+        assert_eq!(
+            db.store.subscriber_status("bob@example.com").await.unwrap(),
+            Some(SubscriberStatus::Confirmed)
+        );
+        assert_eq!(
+            db.store.subscriber_status("left@example.com").await.unwrap(),
+            Some(SubscriberStatus::Unsubscribed),
+            "an import never puts back someone who left"
+        );
+
+        // Substack's export without --confirmed: confirmation mails.
+        std::fs::write(
+            path("substack.csv"),
+            "email,active_subscription\nada@example.com,false\ncy@example.com,false\n",
+        )
+        .unwrap();
+        let unconfirmed = fixedpoint(&db.url, &["subscribers", "import", &path("substack.csv")]);
+        assert!(unconfirmed.status.success(), "{}", text(&unconfirmed.stderr));
+        let out = text(&unconfirmed.stdout);
+        assert!(
+            out.contains("already subscribed: 1") && out.contains("confirmation links mailed: 1"),
+            "{out}"
+        );
+        assert_eq!(
+            db.store.subscriber_status("cy@example.com").await.unwrap(),
+            Some(SubscriberStatus::Pending)
+        );
+        let outbox = db.store.outbox(10).await.unwrap();
+        assert!(outbox
+            .iter()
+            .any(|m| m.recipient == "cy@example.com" && m.body.contains("/subscribe/confirm?token=fpc_")));
+
+        make_reader(&db.store, "payer@example.com", Tier::Pro).await;
+        let export = fixedpoint(&db.url, &["subscribers", "export"]);
+        assert!(export.status.success(), "{}", text(&export.stderr));
+        let csv = text(&export.stdout);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "email,status,source,created_at,confirmed_at");
+        assert!(lines.iter().any(|line| line.starts_with("ada@example.com,confirmed,import,")), "{csv}");
+        assert!(lines.iter().any(|line| line.starts_with("cy@example.com,pending,import,")), "{csv}");
+        assert!(lines.iter().any(|line| line.starts_with("payer@example.com,confirmed,paid,")), "{csv}");
+        assert_eq!(lines.len(), 6, "{csv}");
+        // What export writes, import reads.
+        std::fs::write(path("export.csv"), &csv).unwrap();
+        let back = fixedpoint(&db.url, &["subscribers", "import", &path("export.csv"), "--confirmed"]);
+        assert!(back.status.success(), "{}", text(&back.stderr));
+    }
+}
+
+both_backends! {
+    async fn the_operator_sends_from_admin_and_follows_the_counts(db: TestDb) {
+        import(&db.store, PAID).await;
+        db.store.confirm_email("reader@example.com", "import").await.unwrap();
+        let app = app(&db);
+        let reader = sign_in(&app, &db, "someone@example.com").await;
+        assert_eq!(post_form(&app, "/admin/send", "slug=paid-one", None).await.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(post_form(&app, "/admin/send", "slug=paid-one", Some(&reader)).await.status, StatusCode::FORBIDDEN);
+        assert_eq!(get(&app, "/admin/sends.json", Some(&reader)).await.status, StatusCode::FORBIDDEN);
+        assert_eq!(count(&db.store, "SELECT COUNT(*) FROM deliveries").await, 0);
+
+        db.store.grant_operator("op@example.com").await.unwrap();
+        let operator = sign_in(&app, &db, "op@example.com").await;
+        let page = get(&app, "/admin", Some(&operator)).await;
+        assert!(page.body.contains("data-testid=\"send-form\"") && page.body.contains("value=\"paid-one\""));
+        let dry = post_form(&app, "/admin/send", "slug=paid-one&dry_run=1", Some(&operator)).await;
+        assert_eq!(dry.status, StatusCode::OK);
+        assert!(dry.body.contains("Would queue Paid one for 1 recipients"), "{}", dry.body);
+        assert_eq!(count(&db.store, "SELECT COUNT(*) FROM deliveries").await, 0);
+        let sent = post_form(&app, "/admin/send", "slug=paid-one", Some(&operator)).await;
+        assert!(sent.body.contains("Queued Paid one for 1 recipients"), "{}", sent.body);
+        assert!(sent.body.contains("data-testid=\"send-paid-one\""));
+        let twice = post_form(&app, "/admin/send", "slug=paid-one", Some(&operator)).await;
+        assert_eq!(twice.status, StatusCode::BAD_REQUEST);
+        assert!(twice.body.contains("already queued"), "{}", twice.body);
+        let json = get(&app, "/admin/sends.json", Some(&operator)).await;
+        let sends: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+        assert_eq!(sends[0]["slug"], "paid-one");
+        assert_eq!((sends[0]["queued"].as_i64(), sends[0]["sent"].as_i64()), (Some(1), Some(0)));
+
+        let sink = SmtpSink::start(&[], &[]).await;
+        let _deliverer = start_deliverer(&db, &sink, 100);
+        settled(&db.store, "paid-one").await;
+        let json = get(&app, "/admin/sends.json", Some(&operator)).await;
+        let sends: serde_json::Value = serde_json::from_str(&json.body).unwrap();
+        assert_eq!((sends[0]["queued"].as_i64(), sends[0]["sent"].as_i64()), (Some(0), Some(1)));
+        assert!(sends[0]["rate_per_second"].as_f64().unwrap() > 0.0);
     }
 }
