@@ -75,6 +75,12 @@ ensure_smtp_sink() {
     log "installing the MCP Python SDK (the client of the MCP tests) into end2end/.venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check mcp==2.3.0
   fi
+  # dkimpy: an independent check of the newsletter's DKIM signatures
+  # (server/tests/it/delivery.rs).
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("dkimpy") == "1.1.8"' 2>/dev/null; then
+    log "installing dkimpy (the DKIM check of the delivery tests) into end2end/.venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check dkimpy==1.1.8
+  fi
   # OpenTelemetry's Python SDK and OTLP/HTTP exporter: the real exporter of
   # the traces tests (server/tests/it/traces.rs).
   if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("opentelemetry-exporter-otlp-proto-http") == "1.45.2"' 2>/dev/null; then
@@ -88,6 +94,7 @@ ensure_test_prereqs() {
   ensure_build_prereqs
   ensure_smtp_sink
   apt_install chromium fonts-dejavu-core
+  command -v openssl >/dev/null || apt_install openssl  # the DKIM test makes its key
   rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
   rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 }

@@ -20,7 +20,7 @@ use leptos_router::{
 use crate::components::site_header::SiteHeader;
 use crate::pages::lazy::{
     AccountRoute, AdminRoute, ArchiveRoute, AuditRoute, IssueRoute, LoopRoute, LoopsRoute, PricingRoute,
-    SigninRoute, TeamRoute, VerifyRoute,
+    SigninRoute, SubscribeConfirmRoute, SubscribeRoute, TeamRoute, UnsubscribeRoute, VerifyRoute,
 };
 use crate::pages::{home::HomePage, not_found::NotFound};
 
@@ -78,6 +78,9 @@ pub fn App() -> impl IntoView {
                     <Route path=StaticSegment("issues") view={Lazy::<ArchiveRoute>::new()}/>
                     <Route path=StaticSegment("pricing") view={Lazy::<PricingRoute>::new()}/>
                     <Route path=(StaticSegment("issues"), ParamSegment("slug")) view={Lazy::<IssueRoute>::new()}/>
+                    <Route path=StaticSegment("subscribe") view={Lazy::<SubscribeRoute>::new()}/>
+                    <Route path=(StaticSegment("subscribe"), StaticSegment("confirm")) view={Lazy::<SubscribeConfirmRoute>::new()}/>
+                    <Route path=(StaticSegment("unsubscribe"), ParamSegment("token")) view={Lazy::<UnsubscribeRoute>::new()}/>
                 </Routes>
             </main>
             <footer class="site-footer">

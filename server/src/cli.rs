@@ -48,6 +48,9 @@ pub enum Command {
     /// Newsletter issues: `issues import DIR` imports or updates every *.md in DIR.
     #[command(subcommand)]
     Issues(IssuesCommand),
+    /// The newsletter's subscribers as CSV: `subscribers import FILE [--confirmed]`, `subscribers export`.
+    #[command(subcommand)]
+    Subscribers(SubscribersCommand),
     /// A complimentary subscription: `grant EMAIL --tier pro [--days N]` (never a founder seat).
     Grant {
         email: String,
@@ -81,6 +84,35 @@ pub enum IssuesCommand {
     /// Import or update every *.md issue file in DIR. Exit code 0 when all
     /// went in, 1 when some file was refused (each is named with its line).
     Import { dir: std::path::PathBuf },
+    /// Queue issue SLUG for every confirmed subscriber not yet sent it (one
+    /// ledger row each, in one transaction) and print the count per tier;
+    /// the server's deliverer sends them through SMTP_URL.
+    Send {
+        slug: String,
+        /// Only count: queue nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Print the ledger counts of issue SLUG's sends: queued, sent, failed, bounced.
+    Delivery { slug: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubscribersCommand {
+    /// Import the `email` column of FILE (a Substack, Buttondown, Ghost or
+    /// Mailchimp export). Every row is checked first: a bad one is named by
+    /// its line and nothing is imported. Without --confirmed each new address
+    /// is mailed a confirmation link; addresses that unsubscribed or bounced
+    /// are left as they are.
+    Import {
+        file: std::path::PathBuf,
+        /// You hold these readers' consent: they go on the list at once.
+        #[arg(long)]
+        confirmed: bool,
+    },
+    /// Write the list as CSV to standard output (email, status, source,
+    /// created_at, confirmed_at).
+    Export,
 }
 
 #[derive(Debug, Subcommand)]
@@ -130,6 +162,29 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             report.write(&mut std::io::stdout().lock(), &mut std::io::stderr().lock())?;
             Ok(if report.all_stored() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
+        Command::Issues(IssuesCommand::Send { slug, dry_run }) => issues_send(&slug, dry_run).await,
+        Command::Issues(IssuesCommand::Delivery { slug }) => {
+            let store = command_store().await?;
+            let counts = store.delivery_counts(&slug).await;
+            store.close().await;
+            let counts = counts?;
+            say(&format!(
+                "queued: {}\nsent: {}\nfailed: {}\nbounced: {}",
+                counts.queued, counts.sent, counts.failed, counts.bounced
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Subscribers(SubscribersCommand::Import { file, confirmed }) => {
+            subscribers_import(&file, confirmed).await
+        }
+        Command::Subscribers(SubscribersCommand::Export) => {
+            let store = command_store().await?;
+            let mut out = std::io::stdout().lock();
+            let written = store.export_subscribers(&mut out).await;
+            store.close().await;
+            written?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Grant { email, tier, days } => grant(&email, &tier, days).await,
         Command::FeedUrl { email } => feed_url(&email).await,
         Command::McpToken { email, name } => mcp_token(&email, &name).await,
@@ -171,6 +226,7 @@ async fn serve() -> anyhow::Result<()> {
         crate::billing::live::POLL_EVERY,
     );
     let hold_sweeper = crate::billing::sweeper::spawn(state.clone(), crate::billing::sweeper::SWEEP_EVERY);
+    let newsletter_deliverer = newsletter_deliverer(&state);
     let alert_deliverer = crate::alerts::spawn_deliverer(
         store.clone(),
         crate::alerts::DELIVER_EVERY,
@@ -215,6 +271,9 @@ async fn serve() -> anyhow::Result<()> {
     seat_poller.abort();
     hold_sweeper.abort();
     alert_deliverer.abort();
+    if let Some(deliverer) = newsletter_deliverer {
+        deliverer.abort();
+    }
     if let Some(relay) = relay {
         relay.abort();
     }
@@ -224,6 +283,100 @@ async fn serve() -> anyhow::Result<()> {
     store.close().await;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The newsletter's deliverer, when there is a relay to send through.
+fn newsletter_deliverer(state: &AppState) -> Option<tokio::task::JoinHandle<()>> {
+    let config = &state.config;
+    let Some(transport) =
+        config.smtp_url.as_deref().and_then(|url| crate::mail::smtp_transport(url, config.mail_connections))
+    else {
+        tracing::info!("no SMTP_URL: queued newsletter sends wait until the server has a relay");
+        return None;
+    };
+    let from = config.mail_from.parse().ok()?;
+    Some(crate::newsletter::deliverer::spawn(
+        state.store.clone(),
+        crate::newsletter::deliverer::DelivererConfig {
+            transport,
+            from,
+            public_url: config.public_url.clone(),
+            rate_per_second: config.mail_rate_per_second,
+            connections: config.mail_connections,
+            retry_ms: i64::from(config.mail_retry_ms),
+            dkim: config.dkim.as_ref().and_then(|dkim| dkim.signing().ok()).map(std::sync::Arc::new),
+        },
+    ))
+}
+
+async fn subscribers_import(file: &std::path::Path, confirmed: bool) -> anyhow::Result<ExitCode> {
+    let name = file.display().to_string();
+    let bytes = std::fs::read(file).with_context(|| format!("{name}: cannot read the file"))?;
+    let addresses = match crate::newsletter::subscriber_csv::read_addresses(&bytes, &name) {
+        Ok(addresses) => addresses,
+        Err(problems) => {
+            for problem in &problems {
+                eprintln!("{problem}");
+            }
+            eprintln!("{name}: {} bad rows; nothing was imported", problems.len());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let config = Config::from_env()?;
+    let store = command_store().await?;
+    let report = store.import_subscribers(&addresses, confirmed).await;
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            store.close().await;
+            return Err(error.into());
+        }
+    };
+    let mailed = report.to_confirm.len();
+    if mailed > 0 {
+        let state = AppState::new(config, store.clone());
+        for outcome in report.to_confirm.iter().cloned() {
+            crate::newsletter::subscribe::mail_outcome(&state, outcome).await;
+        }
+    }
+    store.close().await;
+    say(&format!(
+        "{name}: {} addresses\nadded: {}\nconfirmed: {}\nalready subscribed: {}\nleft unsubscribed: {}\nleft bounced: {}\nconfirmation links mailed: {mailed}",
+        addresses.len(),
+        report.added,
+        report.confirmed,
+        report.already,
+        report.kept_unsubscribed,
+        report.kept_bounced
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn issues_send(slug: &str, dry_run: bool) -> anyhow::Result<ExitCode> {
+    let store = command_store().await?;
+    let queued = store.queue_send(slug, dry_run).await;
+    store.close().await;
+    let queued = queued?;
+    let verb = if dry_run { "would queue" } else { "queued" };
+    let earlier = if queued.earlier > 0 {
+        format!(" (besides {} queued by an earlier send)", queued.earlier)
+    } else {
+        String::new()
+    };
+    say(&format!(
+        "{verb} {} ({:?}, {}) for {} recipients{earlier}\nfree: {}\npro: {}\nfounder: {}",
+        queued.slug,
+        queued.title,
+        queued.issue_tier.as_str(),
+        queued.total(),
+        queued.free,
+        queued.pro,
+        queued.founder
+    ))?;
+    if !dry_run && std::env::var("SMTP_URL").map_or(true, |url| url.trim().is_empty()) {
+        eprintln!("note: the server sends through SMTP_URL; without it the queued messages wait");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Subcommand)]

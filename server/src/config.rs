@@ -72,6 +72,72 @@ pub struct Config {
     /// MCP tool calls a minute one token may make
     /// (`FIXEDPOINT_MCP_RATE_PER_MINUTE`, default 120).
     pub mcp_rate_per_minute: u32,
+    /// Who the site's mail comes from (`FIXEDPOINT_MAIL_FROM`, a mailbox
+    /// such as `Fixed Point <news@example.com>`).
+    pub mail_from: String,
+    /// Newsletter messages a second for the whole site, every instance
+    /// together (`FIXEDPOINT_MAIL_RATE_PER_SECOND`, default 20; 0 for no
+    /// limit).
+    pub mail_rate_per_second: u32,
+    /// SMTP connections the deliverer keeps open, and so messages in flight
+    /// (`FIXEDPOINT_MAIL_CONNECTIONS`, default 4).
+    pub mail_connections: u32,
+    /// The wait before a message the relay deferred (4xx) is tried again,
+    /// doubling with each try (`FIXEDPOINT_MAIL_RETRY_MS`, default 60000).
+    pub mail_retry_ms: u32,
+    /// DKIM signing of the newsletter: `FIXEDPOINT_DKIM_KEY` (an RSA key
+    /// in PKCS#1 PEM, or the path of a file holding one),
+    /// `FIXEDPOINT_DKIM_SELECTOR`, `FIXEDPOINT_DKIM_DOMAIN` (default: the
+    /// sender's domain). `None` without a key.
+    pub dkim: Option<DkimSettings>,
+}
+
+/// A DKIM key and where its public half is published
+/// (`SELECTOR._domainkey.DOMAIN`).
+#[derive(Clone)]
+pub struct DkimSettings {
+    pub key_pem: String,
+    pub selector: String,
+    pub domain: String,
+}
+
+impl std::fmt::Debug for DkimSettings {
+    // The key never reaches a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DkimSettings")
+            .field("selector", &self.selector)
+            .field("domain", &self.domain)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DkimSettings {
+    /// lettre's signing configuration: relaxed canonicalisation, and the
+    /// headers a receiver checks, the one-click unsubscribe ones included
+    /// (RFC 8058 asks that they be signed).
+    pub fn signing(&self) -> Result<lettre::message::dkim::DkimConfig, String> {
+        use lettre::message::dkim::{
+            DkimCanonicalization, DkimCanonicalizationType, DkimConfig, DkimSigningAlgorithm, DkimSigningKey,
+        };
+        use lettre::message::header::HeaderName;
+        let key = DkimSigningKey::new(&self.key_pem, DkimSigningAlgorithm::Rsa)
+            .map_err(|error| format!("not an RSA private key in PKCS#1 PEM ({error})"))?;
+        let headers =
+            ["From", "To", "Subject", "Date", "Message-ID", "List-Unsubscribe", "List-Unsubscribe-Post"]
+                .into_iter()
+                .map(HeaderName::new_from_ascii_str)
+                .collect();
+        Ok(DkimConfig::new(
+            self.selector.clone(),
+            self.domain.clone(),
+            key,
+            headers,
+            DkimCanonicalization {
+                header: DkimCanonicalizationType::Relaxed,
+                body: DkimCanonicalizationType::Relaxed,
+            },
+        ))
+    }
 }
 
 /// How the founders' MCP server is switched on.
@@ -116,6 +182,11 @@ impl std::fmt::Debug for StripeConfig {
     }
 }
 
+/// Who the site's mail comes from, unless `FIXEDPOINT_MAIL_FROM` says.
+pub const DEFAULT_MAIL_FROM: &str = "Fixed Point <no-reply@fixedpoint.invalid>";
+/// Newsletter messages a second, unless configured otherwise.
+pub const DEFAULT_MAIL_RATE_PER_SECOND: u32 = 20;
+
 /// Stripe's API, unless `STRIPE_API_BASE` says otherwise.
 pub const DEFAULT_STRIPE_API_BASE: &str = "https://api.stripe.com";
 
@@ -135,6 +206,12 @@ pub enum ConfigError {
     BadMcpSwitch { value: String },
     #[error("{name}={value:?} is not a positive whole number")]
     BadNumber { name: &'static str, value: String },
+    #[error("FIXEDPOINT_MAIL_FROM={value:?} is not a mailbox such as `Fixed Point <news@example.com>`")]
+    BadMailFrom { value: String },
+    #[error("FIXEDPOINT_DKIM_KEY: {problem}")]
+    BadDkimKey { problem: String },
+    #[error("FIXEDPOINT_DKIM_KEY is set but FIXEDPOINT_DKIM_SELECTOR is not: DKIM needs the selector the key is published under")]
+    MissingDkimSelector,
 }
 
 impl Config {
@@ -237,7 +314,55 @@ impl Config {
             },
         };
         let mcp_rate_per_minute = positive("FIXEDPOINT_MCP_RATE_PER_MINUTE", 120)?;
+        let mail_from = non_empty("FIXEDPOINT_MAIL_FROM")
+            .map(|value| value.trim().to_string())
+            .unwrap_or_else(|| DEFAULT_MAIL_FROM.to_string());
+        if mail_from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError::BadMailFrom { value: mail_from });
+        }
+        let mail_rate_per_second = match non_empty("FIXEDPOINT_MAIL_RATE_PER_SECOND") {
+            None => DEFAULT_MAIL_RATE_PER_SECOND,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|rate| *rate <= 1_000_000)
+                .ok_or(ConfigError::BadNumber { name: "FIXEDPOINT_MAIL_RATE_PER_SECOND", value })?,
+        };
+        let mail_connections = positive("FIXEDPOINT_MAIL_CONNECTIONS", 4)?;
+        let mail_retry_ms = positive("FIXEDPOINT_MAIL_RETRY_MS", 60_000)?;
+        let dkim = match non_empty("FIXEDPOINT_DKIM_KEY") {
+            None => None,
+            Some(value) => {
+                let value = value.trim().to_string();
+                let key_pem = if value.starts_with("-----BEGIN") {
+                    value
+                } else {
+                    std::fs::read_to_string(&value).map_err(|error| ConfigError::BadDkimKey {
+                        problem: format!("cannot read the key file {value:?}: {error}"),
+                    })?
+                };
+                let selector = non_empty("FIXEDPOINT_DKIM_SELECTOR")
+                    .map(|selector| selector.trim().to_string())
+                    .ok_or(ConfigError::MissingDkimSelector)?;
+                let from_domain = mail_from
+                    .parse::<lettre::message::Mailbox>()
+                    .map(|mailbox| mailbox.email.domain().to_string())
+                    .unwrap_or_default();
+                let domain = non_empty("FIXEDPOINT_DKIM_DOMAIN")
+                    .map(|domain| domain.trim().to_string())
+                    .unwrap_or(from_domain);
+                let settings = DkimSettings { key_pem, selector, domain };
+                settings.signing().map_err(|problem| ConfigError::BadDkimKey { problem })?;
+                Some(settings)
+            }
+        };
         Ok(Config {
+            dkim,
+            mail_from,
+            mail_rate_per_second,
+            mail_connections,
+            mail_retry_ms,
             mcp,
             mcp_rate_per_minute,
             allow_private_webhooks,

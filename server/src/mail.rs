@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::PoolConfig;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::Serialize;
 
 use crate::store::{now_millis, Store, StoreError};
-
-/// Who the site's mail comes from.
-pub const FROM: &str = "Fixed Point <no-reply@fixedpoint.invalid>";
 
 /// One message of the outbox, as the operator sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,6 +29,7 @@ pub struct OutboxMessage {
 #[derive(Clone)]
 pub struct Mailer {
     smtp: Option<AsyncSmtpTransport<Tokio1Executor>>,
+    from: Mailbox,
 }
 
 impl std::fmt::Debug for Mailer {
@@ -41,27 +40,12 @@ impl std::fmt::Debug for Mailer {
 
 impl Mailer {
     /// A mailer for `SMTP_URL` (`smtp://[USER:PASSWORD@]HOST[:PORT]`), or the
-    /// outbox alone when there is none.
-    pub fn new(smtp_url: Option<&str>) -> Mailer {
-        let smtp = smtp_url.and_then(|url| {
-            let rest = url.strip_prefix("smtp://")?.trim_end_matches('/');
-            let (credentials, address) = match rest.rsplit_once('@') {
-                Some((credentials, address)) => (Some(credentials), address),
-                None => (None, rest),
-            };
-            let (host, port) = match address.rsplit_once(':') {
-                Some((host, port)) => (host, port.parse().ok()?),
-                None => (address, 25),
-            };
-            let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
-                .port(port)
-                .timeout(Some(Duration::from_secs(10)));
-            if let Some((user, password)) = credentials.and_then(|c| c.split_once(':')) {
-                builder = builder.credentials(Credentials::new(user.to_string(), password.to_string()));
-            }
-            Some(builder.build())
+    /// outbox alone when there is none; its mail comes from `from`.
+    pub fn new(smtp_url: Option<&str>, from: &str) -> Mailer {
+        let from = from.parse().unwrap_or_else(|_| {
+            crate::config::DEFAULT_MAIL_FROM.parse().expect("the default sender is a mailbox")
         });
-        Mailer { smtp }
+        Mailer { smtp: smtp_url.and_then(|url| smtp_transport(url, 2)), from }
     }
 
     /// Records the message in the outbox and, with SMTP, delivers it. A
@@ -81,7 +65,7 @@ impl Mailer {
             tracing::info!(outbox_id = id, to, subject, "mail kept in the outbox (no SMTP_URL):\n{body}");
             return Ok(());
         };
-        let outcome = match message(to, subject, body) {
+        let outcome = match message(&self.from, to, subject, body) {
             Ok(message) => smtp.send(message).await.map(|_| ()).map_err(|error| error.to_string()),
             Err(error) => Err(error),
         };
@@ -108,11 +92,33 @@ impl Mailer {
     }
 }
 
-fn message(to: &str, subject: &str, body: &str) -> Result<Message, String> {
+/// A pooled SMTP transport for `SMTP_URL` (`smtp://[USER:PASSWORD@]HOST[:PORT]`)
+/// keeping up to `connections` connections open; `None` for a URL of
+/// another shape (the configuration refuses those at start).
+pub fn smtp_transport(url: &str, connections: u32) -> Option<AsyncSmtpTransport<Tokio1Executor>> {
+    let rest = url.strip_prefix("smtp://")?.trim_end_matches('/');
+    let (credentials, address) = match rest.rsplit_once('@') {
+        Some((credentials, address)) => (Some(credentials), address),
+        None => (None, rest),
+    };
+    let (host, port) = match address.rsplit_once(':') {
+        Some((host, port)) => (host, port.parse().ok()?),
+        None => (address, 25),
+    };
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
+        .port(port)
+        .timeout(Some(Duration::from_secs(10)))
+        .pool_config(PoolConfig::new().max_size(connections.max(1)).idle_timeout(Duration::from_secs(30)));
+    if let Some((user, password)) = credentials.and_then(|c| c.split_once(':')) {
+        builder = builder.credentials(Credentials::new(user.to_string(), password.to_string()));
+    }
+    Some(builder.build())
+}
+
+fn message(from: &Mailbox, to: &str, subject: &str, body: &str) -> Result<Message, String> {
     let to: Mailbox = to.parse().map_err(|error| format!("recipient {to:?}: {error}"))?;
-    let from: Mailbox = FROM.parse().map_err(|error| format!("sender: {error}"))?;
     Message::builder()
-        .from(from)
+        .from(from.clone())
         .to(to)
         .subject(subject)
         .body(body.to_string())

@@ -34,6 +34,10 @@ pub struct AccountView {
     /// The founders' MCP server: for founders only.
     #[serde(default)]
     pub mcp: Option<McpView>,
+    /// The newsletter by email: `on`, `off`, or `bounced` (the address's
+    /// mail server refused it for good, so nothing is sent to it).
+    #[serde(default)]
+    pub newsletter: String,
 }
 
 /// The account page's MCP section.
@@ -258,13 +262,39 @@ fn subscription_sections(details: AccountView) -> impl IntoView {
         }
     });
     let mcp = details.mcp.clone().map(mcp_section);
+    let newsletter = newsletter_section(&details.newsletter);
     view! {
         {notice}
         {renewal}
         {billing}
+        {newsletter}
         {feed}
         {mcp}
         {download}
+    }
+}
+
+/// The reader's choice of the newsletter by email, and the button that
+/// changes it.
+fn newsletter_section(choice: &str) -> impl IntoView {
+    let (state, action, label) = match choice {
+        "on" => ("Each issue is mailed to you.", Some("newsletter_off"), "Stop mailing me the issues"),
+        "bounced" => {
+            ("Your address's mail server refused our mail for good, so we no longer send to it.", None, "")
+        }
+        _ => ("The issues are not mailed to you.", Some("newsletter_on"), "Mail me each issue"),
+    };
+    view! {
+        <section class="account-section" aria-labelledby="newsletter-heading">
+            <h2 id="newsletter-heading">"Newsletter by email"</h2>
+            <p data-testid="newsletter-state">{state}</p>
+            {action.map(|action| view! {
+                <form method="post" action="/account" class="inline-form">
+                    <input type="hidden" name="action" value=action/>
+                    <button type="submit" class="button" data-testid="newsletter-toggle">{label}</button>
+                </form>
+            })}
+        </section>
     }
 }
 

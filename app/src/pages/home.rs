@@ -4,6 +4,7 @@ use leptos_meta::{Meta, Title};
 
 use crate::auth::use_page_data;
 use crate::pages::issues::{LatestIssue, TierBadge};
+use crate::pages::subscribe::SubscribeForm;
 
 /// The home page: what the site is, and the eight exits at a glance.
 #[component]
@@ -20,6 +21,7 @@ pub fn HomePage() -> impl IntoView {
                 "Fixed Point is the newsletter about that difference, and three tools that make it visible."
             </p>
             <LatestIssueCard/>
+            <SubscribeForm place="home"/>
             <ul class="tools">
                 <li>
                     <a href="/audit"><strong>"Audit a loop."</strong></a>

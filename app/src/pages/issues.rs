@@ -8,6 +8,7 @@ use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{set_status, use_page_data};
+use crate::pages::subscribe::SubscribeForm;
 
 /// An issue as the archive lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +96,7 @@ pub fn ArchivePage() -> impl IntoView {
                 <a href="/feed/atom.xml" rel="external">"Atom"</a> ", "
                 <a href="/feed/feed.json" rel="external">"JSON Feed"</a> "."
             </p>
+            <SubscribeForm place="archive"/>
             {empty.then(|| view! { <p class="muted">"No issues yet."</p> })}
             <ol class="issue-list" data-testid="archive">
                 {archive
@@ -171,6 +173,7 @@ pub fn IssuePage() -> impl IntoView {
                     view! { <div class="issue-body" data-testid="issue-paid" inner_html=paid></div> }
                 })}
             {card}
+            <SubscribeForm place="issue" heading=if locked { "Or get the free part of each issue by email." } else { "Get the next issue by email." }/>
         </article>
     }
     .into_any()

@@ -13,6 +13,7 @@ use super::issues::{ArchivePage, IssuePage};
 use super::loops::{LoopPage, LoopsPage};
 use super::pricing::PricingPage;
 use super::signin::{SigninPage, VerifyPage};
+use super::subscribe::{SubscribeConfirmPage, SubscribePage, UnsubscribePage};
 use super::team::TeamPage;
 
 /// Declares a lazy route that shows `$page`.
@@ -46,3 +47,6 @@ lazy_page!(TeamRoute, TeamPage);
 lazy_page!(ArchiveRoute, ArchivePage);
 lazy_page!(IssueRoute, IssuePage);
 lazy_page!(PricingRoute, PricingPage);
+lazy_page!(SubscribeRoute, SubscribePage);
+lazy_page!(SubscribeConfirmRoute, SubscribeConfirmPage);
+lazy_page!(UnsubscribeRoute, UnsubscribePage);

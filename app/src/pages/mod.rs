@@ -10,4 +10,5 @@ pub mod loops;
 pub mod not_found;
 pub mod pricing;
 pub mod signin;
+pub mod subscribe;
 pub mod team;

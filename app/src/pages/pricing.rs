@@ -7,6 +7,7 @@ use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{set_status, use_page_data};
+use crate::pages::subscribe::SubscribeForm;
 
 /// Founder seats as `GET /api/v1/founders` reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,6 +84,7 @@ pub fn PricingPage() -> impl IntoView {
                         <li>"The public RSS, Atom and JSON feeds"</li>
                     </ul>
                     <p class="muted">"No card, no account needed to read."</p>
+                    <SubscribeForm place="pricing" heading="The weekly issue by email."/>
                 </article>
                 <article class="plan" data-testid="plan-pro">
                     <h2>"Pro"</h2>

@@ -435,7 +435,7 @@ async fn loop_control(
     }
 }
 
-async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
+pub(crate) async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
     let mut accounts = Vec::new();
     for summary in state.store.account_summaries(500).await? {
         let access = state
@@ -476,6 +476,19 @@ async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
         founder_seats_held: seats.held,
         waitlist: state.store.waitlist_count().await.map_err(billing)?,
         payments_configured: state.config.stripe.is_some(),
+        sends: crate::newsletter::send_web::admin_sends(state)
+            .await
+            .map_err(|error| AccountsError::Dashboard(error.to_string()))?,
+        issues: state
+            .store
+            .archive()
+            .await
+            .map_err(|error| AccountsError::Dashboard(error.to_string()))?
+            .into_iter()
+            .map(|entry| (entry.slug, entry.title))
+            .collect(),
+        mail_configured: state.config.smtp_url.is_some(),
+        send_notice: None,
     })
 }
 

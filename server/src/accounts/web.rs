@@ -301,7 +301,10 @@ pub async fn same_origin(State(state): State<AppState>, request: Request, next: 
     let path = request.uri().path();
     // `/mcp` carries a bearer token, not a cookie, and rmcp checks its
     // Origin against the site's own address.
+    // `/unsubscribe/{token}` carries its token in the path and no cookie:
+    // mail providers post there for the one-click button (RFC 8058).
     if path.starts_with("/api/v1/loops/")
+        || path.starts_with("/unsubscribe/")
         || path == "/api/v1/audit"
         || path.starts_with("/stripe/")
         || path == "/mcp"

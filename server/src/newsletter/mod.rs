@@ -7,18 +7,27 @@
 //! the reader's tier and return the paid HTML as NULL otherwise, so no page,
 //! feed or response downstream can leak what it never received.
 
+pub mod deliverer;
+pub mod delivery;
 pub mod feeds;
 pub mod format;
 pub mod import;
+pub mod message;
 pub mod pages;
+pub mod send_web;
 mod store;
+pub mod subscribe;
+pub mod subscriber_csv;
+pub mod subscribers;
 
 use thiserror::Error;
 
 use crate::accounts::AccountsError;
 use crate::store::StoreError;
 
+pub use delivery::{DeliveryCounts, DeliveryError, QueuedSend, SendProgress};
 pub use store::{Download, IssueEntry, IssueRecord, ReaderAccess, StoredOutcome};
+pub use subscribers::{SubscribeOutcome, SubscriberStatus};
 
 /// What a reader can read. Ordered: a higher tier reads everything a lower
 /// one does.

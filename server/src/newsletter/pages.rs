@@ -29,6 +29,7 @@ pub fn wants(path: &str) -> bool {
         || path.starts_with("/issues/")
         || path == "/account"
         || path == "/pricing"
+        || path.starts_with("/unsubscribe/")
 }
 
 /// Loads what the page at `path` shows to this reader into `extensions`.
@@ -65,6 +66,12 @@ pub async fn load(
                 reader_tier: access.tier.as_str().to_string(),
             });
         }
+    } else if let Some(token) = path.strip_prefix("/unsubscribe/") {
+        let target = store.unsubscribe_target(token).await?;
+        extensions.insert(app::pages::subscribe::UnsubscribeView {
+            done: target.as_ref().is_some_and(|(_, status)| *status != super::SubscriberStatus::Confirmed),
+            email: target.map(|(email, _)| email),
+        });
     } else if path == "/pricing" {
         let view = crate::billing::web::pricing_view(state, account, access, None)
             .await
@@ -124,6 +131,14 @@ pub async fn account_view(
                 .is_some(),
         stripe_managed: access.source.as_deref() == Some("stripe"),
         mcp: if access.tier == Tier::Founder { Some(mcp_view(state, account).await?) } else { None },
+        newsletter: match store.subscriber_status(&account.email).await? {
+            Some(super::SubscriberStatus::Bounced) => "bounced",
+            Some(super::SubscriberStatus::Confirmed) => "on",
+            Some(_) => "off",
+            None if paying => "on",
+            None => "off",
+        }
+        .to_string(),
     })
 }
 
@@ -170,7 +185,9 @@ struct AccountForm {
 }
 
 /// `POST /account`: `action=rotate_feed` (a new private feed URL, shown
-/// once; the old one stops working), `action=revoke_feed`, and for founders
+/// once; the old one stops working), `action=revoke_feed`,
+/// `action=newsletter_on` / `newsletter_off` (the newsletter by email: a
+/// signed-in reader's own address needs no confirmation), and for founders
 /// `action=make_mcp_token` (`name`; shown once) or `action=revoke_mcp_token`
 /// (`token_id`).
 async fn account_action(State(state): State<AppState>, request: Request) -> Response {
@@ -226,6 +243,14 @@ async fn account_action(State(state): State<AppState>, request: Request) -> Resp
                 Some(feed_base_url(&state.config.public_url, &token)),
                 "Your new private feed address is below; any earlier one no longer works.".to_string(),
             ),
+            Err(error) => return failure(&error),
+        },
+        Some("newsletter_on") => match state.store.confirm_email(&account.email, "account").await {
+            Ok(()) => (StatusCode::OK, None, "Each issue will be mailed to you.".to_string()),
+            Err(error) => return failure(&error),
+        },
+        Some("newsletter_off") => match state.store.unsubscribe_email(&account.email).await {
+            Ok(()) => (StatusCode::OK, None, "The issues will no longer be mailed to you.".to_string()),
             Err(error) => return failure(&error),
         },
         Some("revoke_feed") => match state.store.revoke_feed_token(account.id).await {

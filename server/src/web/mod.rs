@@ -39,6 +39,11 @@ pub struct AppState {
     pub signin_limiter: Arc<RateLimiter>,
     #[from_ref(skip)]
     pub signin_email_limiter: Arc<RateLimiter<String>>,
+    /// Newsletter subscribe requests: per client address, and per email.
+    #[from_ref(skip)]
+    pub subscribe_limiter: Arc<RateLimiter>,
+    #[from_ref(skip)]
+    pub subscribe_email_limiter: Arc<RateLimiter<String>>,
     #[from_ref(skip)]
     pub mailer: Mailer,
     /// Stripe's API through the Stripe library (`None` without keys).
@@ -61,7 +66,10 @@ impl AppState {
         // and slow mail, too few to flood someone's inbox.
         let signin_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
         let mcp_limiter = Arc::new(RateLimiter::per_minute(config.mcp_rate_per_minute));
-        let mailer = Mailer::new(config.smtp_url.as_deref());
+        // Subscribing is limited as sign-in is: it mails an address too.
+        let subscribe_limiter = Arc::new(RateLimiter::per_minute(config.signin_rate_per_minute));
+        let subscribe_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
+        let mailer = Mailer::new(config.smtp_url.as_deref(), &config.mail_from);
         let stripe =
             config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
         AppState {
@@ -72,6 +80,8 @@ impl AppState {
             audit_limiter,
             signin_limiter,
             signin_email_limiter,
+            subscribe_limiter,
+            subscribe_email_limiter,
             mailer,
             stripe,
             founders: crate::billing::live::FounderFeed::new(),
@@ -141,6 +151,8 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::accounts::pages::router())
         .merge(crate::newsletter::feeds::router())
         .merge(crate::newsletter::pages::router())
+        .merge(crate::newsletter::subscribe::router())
+        .merge(crate::newsletter::send_web::router())
         .merge(crate::billing::web::router())
         .merge(crate::mcp::router(&state))
         .leptos_routes_with_context(

@@ -11,6 +11,7 @@ mod audit_cli;
 mod audit_page;
 mod billing;
 mod connector;
+mod delivery;
 mod http_shell;
 mod ingest;
 mod ingest_cli;

@@ -4,6 +4,7 @@
 
 pub mod fake_stripe;
 pub mod http;
+pub mod smtp;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
