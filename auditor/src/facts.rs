@@ -144,6 +144,11 @@ pub(crate) struct Clause {
     /// status or reason set to a word of completion (`result.ExitReason =
     /// "final_answer"`, `status = "completed"`): the loop says why it ends.
     pub marks_done: bool,
+    /// The clause compares with an empty string (`content != ""`).
+    pub empty_string: bool,
+    /// The clause looks for an unchecked box of a checklist (`grep -q '\[ \]'
+    /// PLAN.md`, `"- [ ]" in plan`): work left on a list.
+    pub unchecked_box: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -680,6 +685,20 @@ fn assignment_says_done(text: &str) -> bool {
     if !(quoted || member || bare) || value.len() > 60 {
         return false;
     }
+    // `completed = true`, `done=1`: a flag of completion raised.
+    let raised = matches!(value, "true" | "True" | "1" | "\"true\"");
+    if raised {
+        return target.len() <= 3
+            && target.iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "done" | "complete" | "completed" | "finished" | "success" | "succeeded" | "solved"
+                )
+            })
+            && !target
+                .iter()
+                .any(|w| matches!(w.as_str(), "not" | "fail" | "failed" | "error" | "stop" | "max"));
+    }
     let names_outcome =
         target.iter().any(|w| matches!(w.as_str(), "status" | "reason" | "outcome" | "state" | "exit"));
     let words = canonical_words(value);
@@ -722,6 +741,15 @@ fn assignment_says_done(text: &str) -> bool {
         )
     });
     names_outcome && done && !other
+}
+
+/// Whether a literal looks for an unchecked box of a Markdown checklist:
+/// `- [ ]`, or a pattern of one (`\[ \]`, `\[\s\]`, `\[[[:space:]]\]`).
+fn is_unchecked_box(text: &str) -> bool {
+    text.replace('\\', "").contains("[ ]")
+        || ["\\[\\s\\]", "\\[\\s*\\]", "\\[[[:space:]]\\]", "\\[[[:space:]]*\\]"]
+            .iter()
+            .any(|pattern| text.contains(pattern))
 }
 
 /// Calls that look for a text in another (`re.search`, `includes`,
@@ -3083,6 +3111,12 @@ impl<'s, 't> Walker<'s, 't> {
             if matches!(syntax, Syn::Str) || bash_literal {
                 if !in_string {
                     let text = strip_quotes(self.text(node));
+                    if text.is_empty() && node.named_child_count() == 0 {
+                        clause.empty_string = true;
+                    }
+                    if text.len() <= 60 && is_unchecked_box(text) {
+                        clause.unchecked_box = true;
+                    }
                     // Markers split into words too: `TASK_COMPLETE` reads `task
                     // done`, `<promise>DONE</promise>` reads `promise done`.
                     // A Bash string's expansions are code, not its text:

@@ -776,3 +776,47 @@ fn a_try_else_that_returns_is_the_attempt_that_got_through() {
         &[E1, E7],
     );
 }
+
+#[test]
+fn work_left_on_a_checklist_keeps_the_loop_going() {
+    check(
+        Bash,
+        "while grep -q '\\* \\[ \\]' FEATURE_CHECKLIST.md; do\n  cursor-agent -p \"$PROMPT\"\ndone\n",
+        &[E1],
+    );
+    check(
+        Bash,
+        "while grep -Eq '^\\s*\\*\\s\\[\\s\\]' \"$FEATURE_FILE\"; do\n  claude -p \"$PROMPT\"\ndone\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_flag_of_completion_raised_before_leaving() {
+    check(
+        Bash,
+        "iteration=0\nwhile [ $iteration -lt $MAX ]; do\n  iteration=$((iteration+1))\n  if run_iteration $iteration; then\n    completed=true\n    break\n  fi\ndone\n",
+        &[E1, E2],
+    );
+    // A flag that says it failed is not one.
+    check(
+        Bash,
+        "iteration=0\nwhile [ $iteration -lt $MAX ]; do\n  iteration=$((iteration+1))\n  if run_iteration $iteration; then\n    not_completed=true\n    break\n  fi\ndone\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn a_reply_with_something_to_say_ends_the_turn() {
+    check(
+        Go,
+        "package a\n\nfunc run() {\n\tfor i := 0; i < maxIterations; i++ {\n\t\tresponse := llm.Call(ctx, messages)\n\t\tresponseContent := strings.TrimSpace(response.Content)\n\t\tif responseContent != \"\" {\n\t\t\tbreak\n\t\t}\n\t}\n}\n",
+        &[E1, E2],
+    );
+    // An error message that is not empty is no answer.
+    check(
+        Go,
+        "package a\n\nfunc run() {\n\tfor i := 0; i < maxIterations; i++ {\n\t\tresponse := llm.Call(ctx, messages)\n\t\tif response.ErrorContent != \"\" {\n\t\t\tbreak\n\t\t}\n\t}\n}\n",
+        &[E2],
+    );
+}

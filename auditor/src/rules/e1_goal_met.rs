@@ -215,6 +215,21 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // Work left on a checklist (`while grep -q '\[ \]' PLAN.md`).
+    if clause.unchecked_box {
+        return true;
+    }
+    // The reply this pass has something to say (`if content != "" {
+    // break }`): the model answered instead of asking for a tool.
+    if clause.empty_string
+        && clause.differs
+        && view.this_pass
+        && view.has("content")
+        && view.any(&["response", "reply", "answer", "message", "output", "completion"])
+        && !view.any(&["error", "err", "tool", "tools", "call", "calls"])
+    {
+        return true;
+    }
     // No agent to hand the work on to (`if (!handoff?.agentId) break`): the
     // swarm's or the team's work is done.
     if view.has("handoff") && (clause.negated || clause.none_literal || view.tests_nothing()) {
