@@ -2845,7 +2845,14 @@ impl<'s, 't> Walker<'s, 't> {
                 .find(|c| matches!(c.kind(), "block" | "statement_block"))
         });
         let Some(body) = body else { return false };
-        let last_of = |node: Node<'t>| node.named_child(node.named_child_count().saturating_sub(1) as u32);
+        // The last statement, not a comment after it (`continue; // go on`).
+        let last_of = |node: Node<'t>| {
+            (0..node.named_child_count())
+                .rev()
+                .take(4)
+                .filter_map(|i| node.named_child(i as u32))
+                .find(|child| !matches!(child.kind(), "comment" | "line_comment" | "block_comment"))
+        };
         let mut last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
             last_of(body)
         } else {

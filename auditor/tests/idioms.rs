@@ -820,3 +820,14 @@ fn a_reply_with_something_to_say_ends_the_turn() {
         &[E2],
     );
 }
+
+#[test]
+fn a_comment_after_continue_still_skips_what_follows() {
+    // The break runs only when neither `if` continued; the comment after the
+    // second `continue` is not its last statement.
+    check(
+        JavaScript,
+        "async function work() {\n  let iterations = 0;\n  while (iterations < maxIterations) {\n    iterations++;\n    const response = await llm.chat(messages);\n    const toolCalls = parser.parseToolCalls(response.content);\n    if (toolCalls?.length > 0) {\n      for (const tc of toolCalls) { execute(tc); }\n      continue; // Continue loop to process tool results\n    }\n    // No tool calls - worker is done\n    break;\n  }\n}\n",
+        &[E1, E2],
+    );
+}
