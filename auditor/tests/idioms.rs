@@ -831,3 +831,17 @@ fn a_comment_after_continue_still_skips_what_follows() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_status_among_the_end_statuses() {
+    check(
+        TypeScript,
+        "const endTaskStatuses = new Set([TaskStatus.COMPLETED, TaskStatus.FAILED]);\nwhile (true) {\n  if (endTaskStatuses.has(taskState.status)) {\n    break;\n  }\n  const step = await agent.step();\n  if (step.type === \"complete\") {\n    taskState.status = TaskStatus.COMPLETED;\n  }\n}\n",
+        &[E1],
+    );
+    check(
+        Python,
+        "while True:\n    if run.state in TERMINAL_STATES:\n        break\n    run = client.poll(run.id)\n",
+        &[E1],
+    );
+}

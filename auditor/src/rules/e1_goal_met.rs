@@ -215,6 +215,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The status is one of the end statuses (`endTaskStatuses.has(status)`,
+    // `state in TERMINAL_STATES`): the finish action set one of them.
+    if view.any(&["status", "statuses", "state", "states"])
+        && view.any(&["end", "terminal", "final"])
+        && (clause.membership || view.any(&["has", "includes", "contains"]))
+        && !view.any(&["error", "fail", "failed", "cancel", "abort"])
+    {
+        return true;
+    }
     // Work left on a checklist (`while grep -q '\[ \]' PLAN.md`).
     if clause.unchecked_box {
         return true;
