@@ -6,6 +6,10 @@
 //! that makes the same pages interactive. Nothing in here talks to a database
 //! directly; server-only code reaches this crate through context.
 
+// The router's nested view types (one per route) outgrow the default query
+// depth when the browser bundle is built.
+#![recursion_limit = "256"]
+
 pub mod auth;
 pub mod components;
 pub mod pages;

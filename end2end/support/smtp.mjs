@@ -1,7 +1,8 @@
 // A real SMTP server for browser tests: Python's aiosmtpd (installed into
 // end2end/.venv by .ci/lib.sh) writing every message it receives into a
 // maildir. `nextMail(to)` waits for a message to that address and returns its
-// decoded text body, parsed by Python's own email package.
+// decoded plain text body (and HTML part, and unsubscribe headers), parsed by
+// Python's own email package.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
@@ -40,8 +41,11 @@ export async function startSmtpSink() {
     JSON.parse(
       execFileSync(PYTHON, [
         "-c",
-        "import email, json, sys; m = email.message_from_binary_file(open(sys.argv[1], 'rb'));" +
-          "print(json.dumps({'to': m['To'], 'subject': m['Subject'], 'body': m.get_payload(decode=True).decode()}))",
+        "import email, email.policy, json, sys; m = email.message_from_binary_file(open(sys.argv[1], 'rb'), policy=email.policy.default);" +
+          "text = m.get_body(preferencelist=('plain',)); html = m.get_body(preferencelist=('html',));" +
+          "print(json.dumps({'to': str(m['To']), 'subject': str(m['Subject']), 'body': text.get_content() if text else ''," +
+          " 'html': html.get_content() if html else None, 'listUnsubscribe': m['List-Unsubscribe'] and str(m['List-Unsubscribe'])," +
+          " 'listUnsubscribePost': m['List-Unsubscribe-Post'] and str(m['List-Unsubscribe-Post'])}))",
         file,
       ]).toString(),
     );

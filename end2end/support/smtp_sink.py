@@ -6,8 +6,10 @@ one JSON line per recipient: the address, the headers, the decoded plain text
 and HTML parts (Python's own email package parses them) and the raw message.
 --reject ADDR answers 550 to that recipient (a mailbox that does not exist);
 --defer ADDR=N answers 451 to its first N tries (a greylisting server).
---count-only keeps no messages: it prints `received N` on SIGTERM (the
-benchmark's sink, which must cost as little as it can).
+--count-only keeps no messages: it prints `received N bytes B` on SIGTERM
+(the benchmark's sink, which must cost as little as it can).
+--recipients-only writes only each accepted recipient's address, one a line
+(the crash test counts them).
 """
 
 import argparse
@@ -23,7 +25,7 @@ from aiosmtpd.controller import Controller
 
 
 class Sink:
-    def __init__(self, out, reject, defer, count_only):
+    def __init__(self, out, reject, defer, count_only, recipients_only=False):
         self.out = open(out, "a", encoding="utf-8") if out else None
         self.reject = {address.lower() for address in reject}
         self.defer = {}
@@ -31,7 +33,9 @@ class Sink:
             address, _, count = item.partition("=")
             self.defer[address.lower()] = int(count or "1")
         self.count_only = count_only
+        self.recipients_only = recipients_only
         self.received = 0
+        self.bytes = 0
         self.lock = threading.Lock()
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
@@ -47,7 +51,12 @@ class Sink:
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
             self.received += len(envelope.rcpt_tos)
+            self.bytes += len(envelope.original_content or envelope.content or b"")
         if self.count_only:
+            return "250 2.0.0 accepted"
+        if self.recipients_only:
+            self.out.write("".join(rcpt.lower() + "\n" for rcpt in envelope.rcpt_tos))
+            self.out.flush()
             return "250 2.0.0 accepted"
         raw = envelope.original_content or envelope.content
         message = email.message_from_bytes(raw, policy=email.policy.default)
@@ -79,10 +88,11 @@ def main():
     parser.add_argument("--reject", action="append", default=[])
     parser.add_argument("--defer", action="append", default=[])
     parser.add_argument("--count-only", action="store_true")
+    parser.add_argument("--recipients-only", action="store_true")
     args = parser.parse_args()
     if not args.count_only and not args.out:
         parser.error("--out is needed unless --count-only")
-    sink = Sink(args.out, args.reject, args.defer, args.count_only)
+    sink = Sink(args.out, args.reject, args.defer, args.count_only, args.recipients_only)
     port = args.port or free_port()
     controller = Controller(sink, hostname="127.0.0.1", port=port, data_size_limit=10 * 1024 * 1024)
     controller.start()
@@ -92,7 +102,7 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: done.set())
     done.wait()
     controller.stop()
-    print("received %d" % sink.received, flush=True)
+    print("received %d bytes %d" % (sink.received, sink.bytes), flush=True)
     sys.exit(0)
 
 

@@ -288,9 +288,7 @@ async fn serve() -> anyhow::Result<()> {
 /// The newsletter's deliverer, when there is a relay to send through.
 fn newsletter_deliverer(state: &AppState) -> Option<tokio::task::JoinHandle<()>> {
     let config = &state.config;
-    let Some(transport) =
-        config.smtp_url.as_deref().and_then(|url| crate::mail::smtp_transport(url, config.mail_connections))
-    else {
+    let Some(relay) = config.smtp_url.as_deref().and_then(crate::mail::SmtpRelay::parse) else {
         tracing::info!("no SMTP_URL: queued newsletter sends wait until the server has a relay");
         return None;
     };
@@ -298,7 +296,7 @@ fn newsletter_deliverer(state: &AppState) -> Option<tokio::task::JoinHandle<()>>
     Some(crate::newsletter::deliverer::spawn(
         state.store.clone(),
         crate::newsletter::deliverer::DelivererConfig {
-            transport,
+            relay,
             from,
             public_url: config.public_url.clone(),
             rate_per_second: config.mail_rate_per_second,

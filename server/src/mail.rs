@@ -96,23 +96,83 @@ impl Mailer {
 /// keeping up to `connections` connections open; `None` for a URL of
 /// another shape (the configuration refuses those at start).
 pub fn smtp_transport(url: &str, connections: u32) -> Option<AsyncSmtpTransport<Tokio1Executor>> {
-    let rest = url.strip_prefix("smtp://")?.trim_end_matches('/');
-    let (credentials, address) = match rest.rsplit_once('@') {
-        Some((credentials, address)) => (Some(credentials), address),
-        None => (None, rest),
-    };
-    let (host, port) = match address.rsplit_once(':') {
-        Some((host, port)) => (host, port.parse().ok()?),
-        None => (address, 25),
-    };
-    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
-        .port(port)
+    let relay = SmtpRelay::parse(url)?;
+    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(relay.host)
+        .port(relay.port)
         .timeout(Some(Duration::from_secs(10)))
         .pool_config(PoolConfig::new().max_size(connections.max(1)).idle_timeout(Duration::from_secs(30)));
-    if let Some((user, password)) = credentials.and_then(|c| c.split_once(':')) {
-        builder = builder.credentials(Credentials::new(user.to_string(), password.to_string()));
+    if let Some(credentials) = relay.credentials {
+        builder = builder.credentials(credentials);
     }
     Some(builder.build())
+}
+
+/// Where `SMTP_URL` points, for callers that keep connections of their own
+/// (the newsletter's deliverer: one per worker, with `TCP_NODELAY`, since
+/// lettre's own sockets wait on the relay's delayed ACK between the body and
+/// its final dot, about 40 ms a message).
+#[derive(Clone)]
+pub struct SmtpRelay {
+    pub host: String,
+    pub port: u16,
+    pub credentials: Option<Credentials>,
+}
+
+impl std::fmt::Debug for SmtpRelay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpRelay")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SmtpRelay {
+    /// `smtp://[USER:PASSWORD@]HOST[:PORT]`, or `None` for another shape.
+    pub fn parse(url: &str) -> Option<SmtpRelay> {
+        let rest = url.strip_prefix("smtp://")?.trim_end_matches('/');
+        let (credentials, address) = match rest.rsplit_once('@') {
+            Some((credentials, address)) => (Some(credentials), address),
+            None => (None, rest),
+        };
+        let (host, port) = match address.rsplit_once(':') {
+            Some((host, port)) => (host, port.parse().ok()?),
+            None => (address, 25),
+        };
+        let credentials = credentials
+            .and_then(|c| c.split_once(':'))
+            .map(|(user, password)| Credentials::new(user.to_string(), password.to_string()));
+        Some(SmtpRelay { host: host.to_string(), port, credentials })
+    }
+
+    /// A new connection: TCP with `TCP_NODELAY`, EHLO, and AUTH when the URL
+    /// has credentials.
+    pub async fn connect(&self) -> Result<lettre::transport::smtp::client::AsyncSmtpConnection, String> {
+        use lettre::transport::smtp::authentication::Mechanism;
+        use lettre::transport::smtp::client::AsyncSmtpConnection;
+        use lettre::transport::smtp::extension::ClientId;
+        let connect = tokio::net::TcpStream::connect((self.host.as_str(), self.port));
+        let stream = tokio::time::timeout(Duration::from_secs(10), connect)
+            .await
+            .map_err(|_| format!("connecting to {}:{} timed out", self.host, self.port))?
+            .map_err(|error| format!("connecting to {}:{}: {error}", self.host, self.port))?;
+        stream.set_nodelay(true).map_err(|error| format!("TCP_NODELAY: {error}"))?;
+        let hello = ClientId::default();
+        let mut connection = tokio::time::timeout(
+            Duration::from_secs(10),
+            AsyncSmtpConnection::connect_with_transport(Box::new(stream), &hello),
+        )
+        .await
+        .map_err(|_| "the relay did not greet within 10 s".to_string())?
+        .map_err(|error| format!("greeting the relay: {error}"))?;
+        if let Some(credentials) = &self.credentials {
+            connection
+                .auth(&[Mechanism::Plain, Mechanism::Login], credentials)
+                .await
+                .map_err(|error| format!("signing in to the relay: {error}"))?;
+        }
+        Ok(connection)
+    }
 }
 
 fn message(from: &Mailbox, to: &str, subject: &str, body: &str) -> Result<Message, String> {

@@ -177,10 +177,21 @@ fn subscription_sections(details: AccountView) -> impl IntoView {
             view! {
                 <p>"Your private feed address (shown once; we keep only a hash of it):"</p>
                 <p><code class="feed-url" data-testid="feed-url">{url.clone()}</code></p>
-                <p class="muted">
-                    "Add " <code>"rss.xml"</code> ", " <code>"atom.xml"</code> " or " <code>"feed.json"</code>
-                    " to it in your reader."
-                </p>
+                <p class="muted">"Add one of these to your feed reader:"</p>
+                <ul class="plain-list" data-testid="feed-urls">
+                    {[("RSS", "rss.xml"), ("Atom", "atom.xml"), ("JSON Feed", "feed.json")]
+                        .into_iter()
+                        .map(|(name, file)| {
+                            let full = format!("{url}{file}");
+                            view! {
+                                <li>
+                                    {name} ": " <code class="feed-url">{full.clone()}</code> " "
+                                    <CopyButton text=full/>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
             }
         });
         let state = match (details.feed_created_at, details.new_feed_url.is_some()) {
@@ -272,6 +283,34 @@ fn subscription_sections(details: AccountView) -> impl IntoView {
         {mcp}
         {download}
     }
+}
+
+/// Copies `text` to the clipboard (once the page has hydrated; without
+/// JavaScript the address beside it is there to select).
+#[component]
+fn CopyButton(text: String) -> impl IntoView {
+    let (copied, set_copied) = signal(false);
+    view! {
+        <button
+            type="button"
+            class="button secondary copy-button"
+            on:click=move |_| {
+                copy_to_clipboard(&text);
+                set_copied.set(true);
+            }
+        >
+            {move || if copied.get() { "Copied" } else { "Copy" }}
+        </button>
+    }
+}
+
+fn copy_to_clipboard(text: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(window) = web_sys::window() {
+        let _ = window.navigator().clipboard().write_text(text);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = text;
 }
 
 /// The reader's choice of the newsletter by email, and the button that

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lettre::message::Mailbox;
-use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use lettre::transport::smtp::client::AsyncSmtpConnection;
 use sqlx::Row;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -42,7 +42,8 @@ const MAX_BACKOFF_MS: i64 = 3_600_000;
 /// What the deliverer needs from the configuration.
 #[derive(Clone)]
 pub struct DelivererConfig {
-    pub transport: AsyncSmtpTransport<Tokio1Executor>,
+    /// The relay; each worker keeps one connection to it open.
+    pub relay: crate::mail::SmtpRelay,
     pub from: Mailbox,
     pub public_url: String,
     /// Messages a second for the whole site; 0 for no limit.
@@ -96,10 +97,13 @@ pub fn spawn(store: Store, config: DelivererConfig) -> JoinHandle<()> {
             let store = store.clone();
             let config = config.clone();
             workers.push(tokio::spawn(async move {
+                // This worker's connection: opened when needed, kept between
+                // messages, dropped when the relay or the network broke it.
+                let mut connection: Option<AsyncSmtpConnection> = None;
                 loop {
                     let job = { receiver.lock().await.recv().await };
                     let Some(job) = job else { break };
-                    deliver(&store, &config, job).await;
+                    deliver(&store, &config, &mut connection, job).await;
                 }
             }));
         }
@@ -282,7 +286,12 @@ async fn issue_content(store: &Store, issue_id: i64) -> Result<Option<IssueConte
 }
 
 /// Sends one row's message and writes the relay's answer to the row.
-async fn deliver(store: &Store, config: &DelivererConfig, job: Job) {
+async fn deliver(
+    store: &Store,
+    config: &DelivererConfig,
+    connection: &mut Option<AsyncSmtpConnection>,
+    job: Job,
+) {
     tokio::time::sleep_until(job.not_before).await;
     let row = job.row;
     let outcome = match unsubscribe_url(store, config, &row).await {
@@ -294,7 +303,7 @@ async fn deliver(store: &Store, config: &DelivererConfig, job: Job) {
                     if let Some(dkim) = &config.dkim {
                         message.sign(dkim);
                     }
-                    relay_outcome(config.transport.send(message).await)
+                    send(config, connection, &message).await
                 }
                 // An address the relay could never take (the ledger only
                 // holds normalised ones): nothing to retry.
@@ -305,6 +314,42 @@ async fn deliver(store: &Store, config: &DelivererConfig, job: Job) {
     };
     if let Err(error) = record(store, &row, outcome, config.retry_ms, false).await {
         tracing::error!(%error, delivery = row.id, "could not record a delivery's outcome");
+    }
+}
+
+/// Sends one message over the worker's connection (opening one when there
+/// is none) and answers what the relay said.
+async fn send(
+    config: &DelivererConfig,
+    connection: &mut Option<AsyncSmtpConnection>,
+    message: &lettre::Message,
+) -> Outcome {
+    if connection.as_ref().is_some_and(|open| open.has_broken()) {
+        *connection = None;
+    }
+    if connection.is_none() {
+        match config.relay.connect().await {
+            Ok(open) => *connection = Some(open),
+            Err(problem) => return Outcome::Retry(short(&problem)),
+        }
+    }
+    let Some(open) = connection.as_mut() else { return Outcome::Retry("no connection".to_string()) };
+    let answer =
+        tokio::time::timeout(Duration::from_secs(30), open.send(message.envelope(), &message.formatted()))
+            .await;
+    match answer {
+        Ok(answer) => {
+            if answer.is_err() {
+                // lettre ends the session after a refusal; the next message
+                // opens a new one.
+                *connection = None;
+            }
+            relay_outcome(answer)
+        }
+        Err(_) => {
+            *connection = None;
+            Outcome::Retry("the relay did not answer within 30 s".to_string())
+        }
     }
 }
 

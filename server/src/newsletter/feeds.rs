@@ -51,7 +51,10 @@ impl FeedFormat {
 }
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/feed/{file}", get(public_feed)).route("/feed/{token}/{file}", get(private_feed))
+    Router::new()
+        .route("/feed/{file}", get(public_feed))
+        .route("/feed/{token}/", get(private_feed_index))
+        .route("/feed/{token}/{file}", get(private_feed))
 }
 
 async fn public_feed(
@@ -64,6 +67,32 @@ async fn public_feed(
     };
     let base = format!("{}/feed/", state.config.public_url);
     respond(&state, format, Tier::Free, &base, true, &headers).await
+}
+
+/// `GET /feed/{token}/`: the private feed base URL itself answers with the
+/// three feeds under it, so the address an account page shows leads somewhere.
+async fn private_feed_index(State(state): State<AppState>, Path(token): Path<String>) -> Response {
+    match state.store.feed_token_account(&token).await {
+        Ok(Some(_)) => {
+            let base = format!("{}/feed/{token}/", state.config.public_url);
+            let text = format!(
+                "Your private Fixed Point feeds: add one of them to your feed reader.\n\n\
+                 RSS:       {base}rss.xml\nAtom:      {base}atom.xml\nJSON Feed: {base}feed.json\n"
+            );
+            (
+                [
+                    (axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+                    (axum::http::header::CACHE_CONTROL, "private, no-store"),
+                ],
+                text,
+            )
+                .into_response()
+        }
+        Ok(None) => not_found(
+            "This private feed address is not valid: it may have been rotated. Your account page shows the current one.",
+        ),
+        Err(error) => server_error(&error),
+    }
 }
 
 async fn private_feed(

@@ -41,7 +41,7 @@ fn start_deliverer(db: &TestDb, sink: &SmtpSink, retry_ms: i64) -> Deliverer {
     Deliverer(deliverer::spawn(
         db.store.clone(),
         DelivererConfig {
-            transport: server::mail::smtp_transport(&sink.url(), 4).unwrap(),
+            relay: server::mail::SmtpRelay::parse(&sink.url()).unwrap(),
             from: "Fixed Point <news@fixedpoint.example>".parse().unwrap(),
             public_url: PUBLIC.to_string(),
             rate_per_second: 0,
@@ -461,7 +461,7 @@ async fn messages_are_dkim_signed_and_the_signature_verifies() {
     let _deliverer = Deliverer(deliverer::spawn(
         db.store.clone(),
         DelivererConfig {
-            transport: server::mail::smtp_transport(&sink.url(), 1).unwrap(),
+            relay: server::mail::SmtpRelay::parse(&sink.url()).unwrap(),
             from: "Fixed Point <news@fixedpoint.example>".parse().unwrap(),
             public_url: PUBLIC.to_string(),
             rate_per_second: 0,
@@ -608,5 +608,40 @@ both_backends! {
         let sends: serde_json::Value = serde_json::from_str(&json.body).unwrap();
         assert_eq!((sends[0]["queued"].as_i64(), sends[0]["sent"].as_i64()), (Some(0), Some(1)));
         assert!(sends[0]["rate_per_second"].as_f64().unwrap() > 0.0);
+    }
+}
+
+both_backends! {
+    async fn two_instances_share_a_send_and_its_rate(db: TestDb) {
+        import(&db.store, NEXT).await;
+        for n in 0..120 {
+            db.store.confirm_email(&format!("r{n}@example.com"), "import").await.unwrap();
+        }
+        db.store.queue_send("next-one", false).await.unwrap();
+        let sink = SmtpSink::start(&[], &[]).await;
+        // Two deliverers, each with a pool of its own on the same database,
+        // as two servers would be; 60 messages a second for the site.
+        let second_store = Store::open(&db.url).await.unwrap();
+        let config = |rate| DelivererConfig {
+            relay: server::mail::SmtpRelay::parse(&sink.url()).unwrap(),
+            from: "Fixed Point <news@fixedpoint.example>".parse().unwrap(),
+            public_url: PUBLIC.to_string(),
+            rate_per_second: rate,
+            connections: 2,
+            retry_ms: 100,
+            dkim: None,
+        };
+        let started = std::time::Instant::now();
+        let _one = Deliverer(deliverer::spawn(db.store.clone(), config(60)));
+        let _two = Deliverer(deliverer::spawn(second_store, config(60)));
+        let counts = settled(&db.store, "next-one").await;
+        let elapsed = started.elapsed();
+        assert_eq!(counts.sent, 120);
+        let received = by_address(&sink.received());
+        assert_eq!(received.len(), 120);
+        assert!(received.values().all(|list| list.len() == 1), "no row is sent by both instances");
+        // 120 messages at 60 a second for the site take about two seconds;
+        // two instances each keeping 60 a second of their own would take one.
+        assert!(elapsed >= Duration::from_millis(1800), "the rate is the site's: {elapsed:?}");
     }
 }

@@ -233,6 +233,16 @@ both_backends! {
             assert!(feed.body.contains("The digest trick"), "{file}: the pro reader's feed has the full text");
             assert!(!feed.body.contains(FOUNDER_MARKER), "{file}: but not the founder issue");
         }
+        // The three feed URLs are shown whole, and the base URL itself
+        // answers with them.
+        for file in ["rss.xml", "atom.xml", "feed.json"] {
+            assert!(made.body.contains(&format!("{first}{file}</code>")), "{file} shown whole");
+        }
+        let index = get(&app, &path, None).await;
+        assert_eq!(index.status, StatusCode::OK, "the base URL answers");
+        assert!(index.body.contains(&format!("RSS:       {first}rss.xml")), "{}", index.body);
+        assert!(index.body.contains(&format!("JSON Feed: {first}feed.json")), "{}", index.body);
+        assert_eq!(get(&app, "/feed/fpf_guess/", None).await.status, StatusCode::NOT_FOUND);
         let token = path.trim_start_matches("/feed/").trim_end_matches('/');
         let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM feed_tokens").fetch_all(db.store.pool()).await.unwrap();
         assert_eq!(stored.len(), 1);
