@@ -743,6 +743,24 @@ fn assignment_says_done(text: &str) -> bool {
     names_outcome && done && !other
 }
 
+/// The last statement of a block, not a comment after it (`continue; //
+/// go on`); through Go's statement list.
+fn last_statement<'n>(block: Node<'n>) -> Option<Node<'n>> {
+    fn last<'n>(node: Node<'n>) -> Option<Node<'n>> {
+        (0..node.named_child_count())
+            .rev()
+            .take(4)
+            .filter_map(|i| node.named_child(i as u32))
+            .find(|child| !matches!(child.kind(), "comment" | "line_comment" | "block_comment"))
+    }
+    let statement = last(block)?;
+    if statement.kind() == "statement_list" {
+        last(statement)
+    } else {
+        Some(statement)
+    }
+}
+
 /// Whether a literal looks for an unchecked box of a Markdown checklist:
 /// `- [ ]`, or a pattern of one (`\[ \]`, `\[\s\]`, `\[[[:space:]]\]`).
 fn is_unchecked_box(text: &str) -> bool {
@@ -2311,9 +2329,7 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
         self.siblings_of(body, current).0.into_iter().any(|statement| {
-            let last_leaves = |block: Node<'_>| {
-                block.named_child(block.named_child_count().saturating_sub(1) as u32).is_some_and(leaves)
-            };
+            let last_leaves = |block: Node<'_>| last_statement(block).is_some_and(leaves);
             // `try: ...; return m` or `try: m = parse() except E: ...
             // else: return m`: what follows runs only after a failure.
             (statement.kind() == "try_statement"
@@ -2360,27 +2376,28 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether an `if` statement's body ends by leaving the loop (break,
     /// return).
-    fn leaves_in_body(&self, statement: Node<'_>) -> bool {
-        let body = self.field(statement, "consequence").or_else(|| {
-            self.children_named(statement)
-                .into_iter()
-                .find(|c| matches!(c.kind(), "block" | "statement_block"))
-        });
-        let Some(body) = body else { return false };
-        let mut last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
-            body.named_child(body.named_child_count().saturating_sub(1) as u32)
-        } else {
-            Some(body)
-        };
-        if let Some(list) = last.filter(|l| l.kind() == "statement_list") {
-            last = list.named_child(list.named_child_count().saturating_sub(1) as u32);
-        }
-        last.is_some_and(|last| {
+    fn leaves_in_body(&self, statement: Node<'t>) -> bool {
+        self.last_in_if_body(statement).is_some_and(|last| {
             matches!(
                 last.kind(),
                 "return_statement" | "break_statement" | "return_expression" | "break_expression"
             )
         })
+    }
+
+    /// The last statement of an `if`'s body (`if x { ...; break }`,
+    /// `if x: ...; continue`).
+    fn last_in_if_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
+        let body = self.field(statement, "consequence").or_else(|| {
+            self.children_named(statement)
+                .into_iter()
+                .find(|c| matches!(c.kind(), "block" | "statement_block"))
+        })?;
+        if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
+            last_statement(body)
+        } else {
+            Some(body)
+        }
     }
 
     /// The words, names and called names of an assigned value, without its
@@ -2839,30 +2856,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether an `if` statement's body ends with `continue`.
     fn ends_with_continue(&self, statement: Node<'t>) -> bool {
-        let body = self.field(statement, "consequence").or_else(|| {
-            self.children_named(statement)
-                .into_iter()
-                .find(|c| matches!(c.kind(), "block" | "statement_block"))
-        });
-        let Some(body) = body else { return false };
-        // The last statement, not a comment after it (`continue; // go on`).
-        let last_of = |node: Node<'t>| {
-            (0..node.named_child_count())
-                .rev()
-                .take(4)
-                .filter_map(|i| node.named_child(i as u32))
-                .find(|child| !matches!(child.kind(), "comment" | "line_comment" | "block_comment"))
-        };
-        let mut last = if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
-            last_of(body)
-        } else {
-            Some(body)
-        };
-        // Go's blocks hold a statement list.
-        if let Some(list) = last.filter(|l| l.kind() == "statement_list") {
-            last = last_of(list);
-        }
-        last.is_some_and(|last| {
+        self.last_in_if_body(statement).is_some_and(|last| {
             matches!(last.kind(), "continue_statement" | "continue_expression")
                 || (last.kind() == "expression_statement"
                     && last.named_child(0).is_some_and(|c| c.kind() == "continue_expression"))

@@ -775,6 +775,12 @@ fn a_try_else_that_returns_is_the_attempt_that_got_through() {
         "class Retrying:\n    def complete(self, messages):\n        num_retry = 0\n        while True:\n            try:\n                message = self._chat_model.complete(messages=messages)\n            except ToolSchemaParseError as e:\n                if num_retry >= self._max_retries:\n                    raise\n                messages += self._make_retry_messages(e)\n            else:\n                return message\n            num_retry += 1\n",
         &[E1, E7],
     );
+    // A comment after the return does not hide it.
+    check(
+        Python,
+        "class Retrying:\n    def complete(self, messages):\n        num_retry = 0\n        while True:\n            try:\n                message = self._chat_model.complete(messages=messages)\n            except ToolSchemaParseError as e:\n                if num_retry >= self._max_retries:\n                    raise\n                messages += self._make_retry_messages(e)\n            else:\n                return message\n                # parsed: done\n            num_retry += 1\n",
+        &[E1, E7],
+    );
 }
 
 #[test]
