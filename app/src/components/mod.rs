@@ -1,3 +1,4 @@
 //! Components shared by several pages.
 
+pub mod email_field;
 pub mod site_header;

@@ -8,6 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::auth::{use_signin_notice, use_viewer};
+use crate::components::email_field::EmailField;
 
 #[component]
 pub fn SigninPage() -> impl IntoView {
@@ -35,21 +36,7 @@ pub fn SigninPage() -> impl IntoView {
                     view! {
                         <p>"No password: we mail you a link that signs you in. It works once, for 15 minutes."</p>
                         <form method="post" action="/signin" class="stack-form" data-testid="signin-form">
-                            <label for="signin-email">"Email address"</label>
-                            <input
-                                id="signin-email"
-                                name="email"
-                                type="email"
-                                autocomplete="email"
-                                required
-                                value=notice.email.clone()
-                                aria-invalid=notice.error.is_some().then_some("true")
-                                aria-describedby=notice.error.is_some().then_some("signin-error")
-                            />
-                            {notice
-                                .error
-                                .clone()
-                                .map(|error| view! { <p id="signin-error" class="field-error" role="alert">{error}</p> })}
+                            <EmailField id="signin-email" value=notice.email.clone() error=notice.error.clone()/>
                             <button type="submit" class="button button-primary">"Mail me a sign-in link"</button>
                         </form>
                     }

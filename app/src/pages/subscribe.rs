@@ -12,6 +12,7 @@ use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{set_status, use_page_data, use_viewer};
+use crate::components::email_field::EmailField;
 
 /// What a subscribe form post left to show: the error naming the field and
 /// the address typed.
@@ -96,21 +97,7 @@ pub fn SubscribePage() -> impl IntoView {
                 view! {
                     <p>"The weekly issue, free, in your inbox. We mail you a link to confirm the address first."</p>
                     <form method="post" action="/subscribe" class="stack-form" data-testid="subscribe-form">
-                        <label for="subscribe-email">"Email address"</label>
-                        <input
-                            id="subscribe-email"
-                            name="email"
-                            type="email"
-                            autocomplete="email"
-                            required
-                            value=notice.email.clone()
-                            aria-invalid=notice.error.is_some().then_some("true")
-                            aria-describedby=notice.error.is_some().then_some("subscribe-error")
-                        />
-                        {notice
-                            .error
-                            .clone()
-                            .map(|error| view! { <p id="subscribe-error" class="field-error" role="alert">{error}</p> })}
+                        <EmailField id="subscribe-email" value=notice.email.clone() error=notice.error.clone()/>
                         <button type="submit" class="button button-primary">"Subscribe"</button>
                     </form>
                 }
