@@ -140,7 +140,7 @@ fn language_by_parsing(source: &str) -> Option<Language> {
     // error in the right grammar; closing what it left open (the same
     // closers for every grammar) reads it as written. Each grammar keeps
     // the better of its two readings: the closers are a guess.
-    let closed = close_cut(sample);
+    let readings = cut_readings(sample);
     let hints = content_scores(sample);
     let hint = |language: Language| hints[index_of(language)];
     let mut parser = tree_sitter::Parser::new();
@@ -150,7 +150,7 @@ fn language_by_parsing(source: &str) -> Option<Language> {
             continue;
         }
         let mut fewest = usize::MAX;
-        for text in [Some(sample), (closed != sample).then_some(closed.as_str())].into_iter().flatten() {
+        for text in std::iter::once(sample).chain(readings.iter().map(String::as_str)) {
             if let Some(tree) = parser.parse(text, None) {
                 fewest = fewest.min(error_bytes(&tree));
             }
@@ -236,13 +236,37 @@ fn detection_sample(source: &str) -> &str {
     &sample[..cut]
 }
 
-/// `sample` with what it leaves open closed: an unfinished triple-quoted or
-/// template string, then the brackets it opened, innermost first. The scan
-/// is rough (strings and comments of every language at once), and the same
-/// closers go to every grammar.
+/// The readings of a paste cut off mid-construct besides the paste itself:
+/// what it left open closed ([`close_cut`]), and where the outermost open
+/// bracket belongs to a statement that needs more than its bracket (a
+/// JavaScript `import {` list, a Python `def f(` signature), that
+/// statement finished as its language would. Each grammar keeps its best
+/// reading, so a tail written for one language costs the others nothing.
 #[cfg(feature = "engine")]
-fn close_cut(sample: &str) -> String {
-    let mut open: Vec<u8> = Vec::new();
+fn cut_readings(sample: &str) -> Vec<String> {
+    let (closed, opener) = close_cut(sample);
+    if closed == sample {
+        return Vec::new();
+    }
+    let mut readings = vec![closed.clone()];
+    let opener = opener.map(str::trim_start).unwrap_or("");
+    if opener.starts_with("import ") || opener.trim_end() == "export" {
+        readings.push(format!("{} from \"m\";\n", closed.trim_end()));
+    }
+    if ["def ", "async def ", "class "].iter().any(|p| opener.starts_with(p)) {
+        readings.push(format!("{}:\n    pass\n", closed.trim_end()));
+    }
+    readings
+}
+
+/// `sample` with what it leaves open closed: an unfinished triple-quoted or
+/// template string or block comment, then the brackets it opened, innermost
+/// first; and the line that opened the outermost bracket still open. The
+/// scan is rough (strings and comments of every language at once), and the
+/// same closers go to every grammar.
+#[cfg(feature = "engine")]
+fn close_cut(sample: &str) -> (String, Option<&str>) {
+    let mut open: Vec<(u8, usize)> = Vec::new();
     let bytes = sample.as_bytes();
     let mut i = 0;
     let mut quote: Option<&'static [u8]> = None;
@@ -269,11 +293,12 @@ fn close_cut(sample: &str) -> String {
                 }
                 continue;
             }
+            b'/' if rest.starts_with(b"/*") => quote = Some(b"*/"),
             b'"' if rest.starts_with(b"\"\"\"") => quote = Some(b"\"\"\""),
             b'\'' if rest.starts_with(b"'''") => quote = Some(b"'''"),
             b'"' => quote = Some(b"\""),
             b'`' => quote = Some(b"`"),
-            b'(' | b'[' | b'{' => open.push(rest[0]),
+            b'(' | b'[' | b'{' => open.push((rest[0], i)),
             b')' | b']' | b'}' => {
                 open.pop();
             }
@@ -291,14 +316,18 @@ fn close_cut(sample: &str) -> String {
         }
     }
     if quote.is_none() && open.is_empty() {
-        return sample.to_string();
+        return (sample.to_string(), None);
     }
+    let opener = open.first().map(|(_, at)| {
+        let start = sample[..*at].rfind('\n').map_or(0, |n| n + 1);
+        &sample[start..*at]
+    });
     let mut closed = sample.to_string();
     if let Some(q) = quote {
         closed.push_str(std::str::from_utf8(q).unwrap_or(""));
     }
     closed.push('\n');
-    for bracket in open.iter().rev().take(64) {
+    for (bracket, _) in open.iter().rev().take(64) {
         closed.push(match bracket {
             b'(' => ')',
             b'[' => ']',
@@ -306,7 +335,7 @@ fn close_cut(sample: &str) -> String {
         });
     }
     closed.push('\n');
-    closed
+    (closed, opener)
 }
 
 /// Bytes of the tree inside error nodes, plus a few for each missing token.
@@ -460,6 +489,12 @@ fn content_scores(source: &str) -> [u32; 7] {
             || starts("if let ")
             || starts("use ") && line.contains("::")
             || starts("impl ")
+            || starts("impl<")
+            || starts("pub struct ")
+            || starts("pub enum ")
+            || starts("pub trait ")
+            || starts("pub mod ")
+            || starts("pub use ")
             || line == "loop {"
             || starts("match ") && line.ends_with('{')
             || rust_typed_const
@@ -491,6 +526,10 @@ fn content_scores(source: &str) -> [u32; 7] {
             || line.contains(" === ")
             || line.contains(" !== ")
             || starts("module.exports")
+            || line == "import {"
+            || starts("import * as ")
+            || line == "\"use strict\";"
+            || line == "'use strict';"
         {
             add(Language::JavaScript, 2);
         }
@@ -510,6 +549,7 @@ fn content_scores(source: &str) -> [u32; 7] {
             || starts("readonly ")
             || starts("private async ")
             || line.contains(" as unknown")
+            || is_type_import_name(line)
         {
             add(Language::TypeScript, 3);
         }
@@ -533,6 +573,14 @@ fn content_scores(source: &str) -> [u32; 7] {
         }
     }
     scores
+}
+
+/// A name in a multi-line import list marked as a type (`type Message,`):
+/// TypeScript only.
+fn is_type_import_name(line: &str) -> bool {
+    line.strip_prefix("type ").and_then(|rest| rest.strip_suffix(',')).is_some_and(|name| {
+        !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+    })
 }
 
 #[cfg(test)]
@@ -606,6 +654,41 @@ mod tests {
             "async function run(agent: Agent): Promise<void> {\n  while (true) {\n    await agent.step();\n  }\n}\n",
             Some(Language::TypeScript),
         );
+    }
+
+    /// The first lines of a file, cut wherever fifteen lines end: inside a
+    /// doc comment, an import list, a signature, a struct.
+    #[test]
+    fn pastes_cut_mid_construct() {
+        let ts = Some(Language::TypeScript);
+        check(
+            None,
+            "import { step } from \"./agent\";\nimport type { Plan } from \"./plan\";\n\n/**\n * Runs the agent until its plan is done.\n *\n * @param {Plan} plan - the plan, see `docs/plan.md` for what's in it\n",
+            ts,
+        );
+        check(None, "import {\n  Agent,\n  type Message,\n  type ToolCall,\n  runTools,\n", ts);
+        check(
+            None,
+            "import {\n  Agent,\n  Message,\n  runTools,\n  summarise,\n",
+            Some(Language::JavaScript),
+        );
+        check(
+            None,
+            "\"use strict\";\n\n/**\n * The agent loop behind the command line.\n */\n",
+            Some(Language::JavaScript),
+        );
+        check(
+            None,
+            "@tool\ndef drive(\n    *,\n    model: str | None = None,\n    max_turns: int = 8,\n    tools: list[Tool] | None = None,\n",
+            Some(Language::Python),
+        );
+        check(
+            None,
+            "pub struct Runner {\n    inbox: Arc<Mutex<Receiver<Message>>>,\n    model: String,\n    max_turns: usize,\n    running: Arc<Mutex<bool>>,\n",
+            Some(Language::Rust),
+        );
+        // A file of comments alone says nothing: no guess.
+        check(None, "// The release helper.\n//\n// Reads the log, then drafts the notes.\n", None);
     }
 
     #[test]
