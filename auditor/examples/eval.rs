@@ -75,6 +75,10 @@ fn main() {
         verbose,
     );
 
+    let written: Vec<Case> = written_set(&root, "loops", "labels.json")
+        .into_iter()
+        .chain(written_set(&root, "holdout", "holdout.json"))
+        .collect();
     let (development, held_out, missing) = real_set(&root.join("real"));
     if missing > 0 {
         println!();
@@ -110,6 +114,64 @@ fn main() {
             detection(&development, Some("development part"));
         }
     }
+    println!();
+    let every: Vec<&Case> = written.iter().chain(&development).chain(&held_out).collect();
+    suggested_fixes(&every, verbose, &held_out);
+}
+
+/// The suggested fixes, applied: of every source whose verdict lacks a
+/// bound or a completion check, how many get a fix that, applied, parses
+/// and is read as the exit it promises without losing one.
+/// `verbose` lists the failures, never those of the held-out part.
+fn suggested_fixes(cases: &[&Case], verbose: bool, held_out: &[Case]) {
+    let mut lacking = 0u32;
+    let mut offered = 0u32;
+    let mut kept = 0u32;
+    for case in cases {
+        let report = audit(&case.source, Some(&case.path), case.language);
+        let Some(language) = case.language else { continue };
+        let lacks = report
+            .warnings
+            .iter()
+            .filter(|w| matches!(w.code.as_str(), "no-backstop" | "no-completion-check"));
+        let lacks = lacks.count() as u32;
+        lacking += lacks;
+        let listed = verbose && !held_out.iter().any(|h| h.name == case.name);
+        if listed && lacks as usize > report.fixes.len() {
+            let kinds: Vec<&str> = report.loops.iter().map(|l| l.kind.as_str()).collect();
+            println!(
+                "  fix miss {}: no fix offered (loops {kinds:?}, verdict {})",
+                case.name,
+                report.verdict.as_str()
+            );
+        }
+        for fix in &report.fixes {
+            offered += 1;
+            let fixed = fix.apply(&case.source);
+            let again = audit(&fixed, Some(&case.path), Some(language));
+            let found = again.found();
+            let errors =
+                |r: &auditor::FileReport| r.warnings.iter().filter(|w| w.code == "parse-error").count();
+            let promised = found.contains(&fix.exit);
+            let lost: Vec<ExitId> = report.found().into_iter().filter(|id| !found.contains(id)).collect();
+            let parses = errors(&again) <= errors(&report);
+            if promised && lost.is_empty() && parses {
+                kept += 1;
+            } else if listed {
+                println!(
+                    "  fix miss {}: {} promised {}, found {:?}, lost {lost:?}, parses {parses}",
+                    case.name,
+                    fix.title,
+                    fix.exit.as_str(),
+                    found
+                );
+            }
+        }
+    }
+    println!(
+        "suggested fixes: {lacking} sources lack a bound or a completion check; {offered} fixes offered; {kept} re-audit with the promised exit and none lost = {:.3} of those lacking",
+        ratio(kept, lacking)
+    );
 }
 
 /// A hand-written set: a directory of sources and a labels file.

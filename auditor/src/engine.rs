@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use crate::facts::{self, Facts, HashMap, HashSet, LoopFact, LoopKind, Role};
-use crate::report::{Evidence, ExitReport, FileReport, LoopReport, Warning};
+use crate::fixes::{self, Missing};
+use crate::report::{Evidence, ExitReport, FileReport, Fix, LoopReport, Warning};
 use crate::rules::{self, ClauseView, Provenance};
 use crate::words::canonical_words;
-use crate::{ExitId, Language, Verdict};
+use crate::{ExitId, ExitKind, Language, Verdict};
 
 /// At most this many evidence entries per exit: the report must stay readable.
 const EVIDENCE_LIMIT: usize = 8;
@@ -145,7 +146,7 @@ pub(crate) fn audit_tree(
     if facts.loops.is_empty() {
         warnings.push(warning("no-loop-found", "no loop was found in this file", None, &lines));
     }
-    let exits = ExitId::ALL
+    let exits: Vec<ExitReport> = ExitId::ALL
         .iter()
         .map(|&id| {
             let mut ranges = found.remove(&id).unwrap_or_default();
@@ -168,8 +169,65 @@ pub(crate) fn audit_tree(
             }
         })
         .collect();
-    let loops = facts.loops.iter().map(|l| loop_report(l, &lines)).collect();
-    finish(path, Some(language), loops, exits, warnings)
+    let loops: Vec<LoopReport> = facts.loops.iter().map(|l| loop_report(l, &lines)).collect();
+    let mut fixes: Vec<Fix> = Vec::new();
+    if let Some((index, missing)) = warn_about_backstop(&loops, &exits, &mut warnings) {
+        fixes.extend(fixes::suggest(tree, source, language, &facts.loops[index], missing, &lines));
+    }
+    let mut report = finish(path, Some(language), loops, exits, warnings);
+    report.fixes = fixes;
+    report
+}
+
+/// What a verdict leaves unsaid. CONVERGES without a BOUND exit: the loop
+/// can tell that it is done, but if that check never fires nothing ends it.
+/// DIVERGES: it stops only when a bound runs out and never knows whether it
+/// finished. Each is said at the header of the loop that holds the deciding
+/// evidence (the outermost), so that a reader, a CI annotation or a fix
+/// knows where.
+/// Returns the loop it named and what it lacks, for a suggested fix.
+fn warn_about_backstop(
+    loops: &[LoopReport],
+    exits: &[ExitReport],
+    warnings: &mut Vec<Warning>,
+) -> Option<(usize, Missing)> {
+    let found = |kind: ExitKind| exits.iter().filter(move |e| e.found && e.id.kind() == kind);
+    let (code, message, deciding, missing) = if found(ExitKind::Detect).next().is_some() {
+        if found(ExitKind::Bound).next().is_some() {
+            return None;
+        }
+        (
+            "no-backstop",
+            "nothing bounds this loop: it stops when its check says it is done, and if that check never fires it runs forever; a turn cap (E2), a budget (E3) or a deadline (E4) is the backstop",
+            found(ExitKind::Detect).collect::<Vec<_>>(),
+            Missing::Bound,
+        )
+    } else if found(ExitKind::Bound).next().is_some() {
+        (
+            "no-completion-check",
+            "this loop stops only when a bound runs out: it cannot tell that it has finished; a check that the goal is met (E1) or that a round changed nothing (E5) would let it stop when it is done",
+            found(ExitKind::Bound).collect::<Vec<_>>(),
+            Missing::Detect,
+        )
+    } else {
+        return None;
+    };
+    let lines: Vec<usize> = deciding.iter().flat_map(|e| e.evidence.iter().map(|ev| ev.start_line)).collect();
+    let holds = |l: &&LoopReport| lines.iter().any(|line| (l.start_line..=l.end_line).contains(line));
+    let holds = |(_, l): &(usize, &LoopReport)| holds(l);
+    let (index, chosen) = loops
+        .iter()
+        .enumerate()
+        .filter(holds)
+        .max_by_key(|(_, l)| (l.end_line - l.start_line, std::cmp::Reverse(l.start_line)))
+        .or_else(|| loops.iter().enumerate().next())?;
+    warnings.push(Warning {
+        code: code.to_string(),
+        message: message.to_string(),
+        start_line: Some(chosen.start_line),
+        end_line: Some(chosen.start_line),
+    });
+    Some((index, missing))
 }
 
 pub(crate) fn empty_exits() -> Vec<ExitReport> {
@@ -200,6 +258,7 @@ pub(crate) fn finish(
         exits,
         verdict,
         warnings,
+        fixes: Vec::new(),
     }
 }
 

@@ -90,6 +90,7 @@ mod tests {
             exits,
             verdict: Verdict::of(found.iter().copied()),
             warnings: Vec::new(),
+            fixes: Vec::new(),
         }
     }
 

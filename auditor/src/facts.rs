@@ -3048,6 +3048,14 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn sides_of(&self, node: Node<'t>) -> Option<[(Vec<String>, Option<String>); 2]> {
+        // Bash's `[ "$a" = "$b" ]` holds its comparison.
+        if node.kind() == "test_command" {
+            let named = self.children_named(node);
+            return match named.as_slice() {
+                [inner] => self.sides_of(*inner),
+                _ => None,
+            };
+        }
         let is_comparison = match node.kind() {
             "comparison_operator" => true,
             "binary_expression" => {

@@ -21,6 +21,8 @@ mod engine;
 mod explain;
 #[cfg(feature = "engine")]
 mod facts;
+#[cfg(feature = "engine")]
+mod fixes;
 #[cfg(feature = "highlight")]
 mod highlight;
 mod language;
@@ -38,7 +40,7 @@ pub use explain::explain_verdict;
 pub use highlight::{highlight_classes, highlight_html};
 pub use language::{detect_language, Language};
 pub use render::{render_markdown, render_sarif, render_text, uri_reference};
-pub use report::{Evidence, ExitReport, FileReport, LoopReport, Report, Warning};
+pub use report::{Edit, Evidence, ExitReport, FileReport, Fix, LoopReport, Report, Warning};
 #[cfg(feature = "engine")]
 pub use session::Session;
 

@@ -48,6 +48,12 @@ fn render_file(file: &FileReport, out: &mut String) {
             None => out.push_str(&format!("  warning[{}]: {}\n", warning.code, warning.message)),
         }
     }
+    for fix in &file.fixes {
+        out.push_str(&format!("  fix[{}] L{}: {}\n", fix.exit.as_str(), fix.line, fix.title));
+        for line in fix.diff.lines() {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
     let count = |kind: ExitKind| file.exits.iter().filter(|e| e.found && e.kind == kind).count();
     out.push_str(&format!(
         "DETECT exits: {}  BOUND exits: {}\n",
@@ -116,6 +122,17 @@ fn markdown_file(file: &FileReport, out: &mut String) {
             out.push_str(&format!("- `{}`{at}: {}\n", warning.code, warning.message));
         }
     }
+    for fix in &file.fixes {
+        let longest = fix.diff.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat((longest + 1).max(3));
+        out.push_str(&format!(
+            "\nSuggested fix ({}, L{}): {}\n\n{fence}diff\n{}{fence}\n",
+            fix.exit.as_str(),
+            fix.line,
+            fix.title,
+            fix.diff
+        ));
+    }
 }
 
 fn line_range(start: usize, end: usize) -> String {
@@ -178,14 +195,31 @@ pub fn render_sarif(report: &Report) -> Value {
         }
         for warning in &file.warnings {
             let line = warning.start_line.unwrap_or(1);
-            results.push(result(
-                &warning.code,
-                "warning",
-                &warning.message,
-                uri,
-                line,
-                warning.end_line.unwrap_or(line),
-            ));
+            // What the verdict leaves unsaid is advice about the design,
+            // not a defect in the code: a note.
+            let level = if matches!(warning.code.as_str(), "no-backstop" | "no-completion-check") {
+                "note"
+            } else {
+                "warning"
+            };
+            let mut entry =
+                result(&warning.code, level, &warning.message, uri, line, warning.end_line.unwrap_or(line));
+            // The suggested change for what the note says is missing.
+            let wanted = match warning.code.as_str() {
+                "no-backstop" => Some(ExitKind::Bound),
+                "no-completion-check" => Some(ExitKind::Detect),
+                _ => None,
+            };
+            let fixes: Vec<Value> = file
+                .fixes
+                .iter()
+                .filter(|fix| Some(fix.exit.kind()) == wanted)
+                .map(|fix| sarif_fix(fix, uri))
+                .collect();
+            if !fixes.is_empty() {
+                entry["fixes"] = Value::Array(fixes);
+            }
+            results.push(entry);
         }
         if file.verdict != Verdict::Converges {
             let message = match file.verdict {
@@ -229,6 +263,25 @@ pub fn uri_reference(path: &str) -> String {
 
 fn first_line(code: &str) -> &str {
     code.lines().next().unwrap_or("")
+}
+
+/// A SARIF `fix`: each insertion as a replacement of an empty region at
+/// the start of the line it goes before.
+fn sarif_fix(fix: &crate::report::Fix, uri: &str) -> Value {
+    let replacements: Vec<Value> = fix
+        .edits
+        .iter()
+        .map(|edit| {
+            json!({
+                "deletedRegion": { "startLine": edit.line, "startColumn": 1, "endLine": edit.line, "endColumn": 1 },
+                "insertedContent": { "text": edit.text },
+            })
+        })
+        .collect();
+    json!({
+        "description": { "text": fix.title },
+        "artifactChanges": [{ "artifactLocation": { "uri": uri }, "replacements": replacements }],
+    })
 }
 
 fn result(rule: &str, level: &str, message: &str, uri: &str, start: usize, end: usize) -> Value {

@@ -65,6 +65,55 @@ pub struct Warning {
     pub end_line: Option<usize>,
 }
 
+/// A suggested change that adds a missing exit: whole lines inserted into
+/// the source, to copy as a diff or apply as edits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct Fix {
+    /// The exit the change adds.
+    pub exit: ExitId,
+    /// What the change does, in a sentence.
+    pub title: String,
+    /// The 1-based line of the loop it is for.
+    pub line: usize,
+    /// The insertions, in source order.
+    pub edits: Vec<Edit>,
+    /// The change as a unified diff.
+    pub diff: String,
+}
+
+impl Fix {
+    /// `source` with the fix applied (edits that do not fit `source` are
+    /// left out: the fix was made for another text).
+    pub fn apply(&self, source: &str) -> String {
+        let mut edits: Vec<&Edit> = self.edits.iter().collect();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.start_byte));
+        let mut text = source.to_string();
+        for edit in edits {
+            let fits = edit.start_byte <= edit.end_byte
+                && edit.end_byte <= text.len()
+                && text.is_char_boundary(edit.start_byte)
+                && text.is_char_boundary(edit.end_byte);
+            if fits {
+                text.replace_range(edit.start_byte..edit.end_byte, &edit.text);
+            }
+        }
+        text
+    }
+}
+
+/// One insertion (or replacement) of a [`Fix`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct Edit {
+    /// Byte offsets of the replaced text (equal for an insertion).
+    pub start_byte: usize,
+    pub end_byte: usize,
+    /// The 1-based line the text goes before.
+    pub line: usize,
+    pub text: String,
+}
+
 /// The audit of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -77,6 +126,10 @@ pub struct FileReport {
     pub exits: Vec<ExitReport>,
     pub verdict: Verdict,
     pub warnings: Vec<Warning>,
+    /// Suggested changes for what the verdict says is missing (a bound, a
+    /// completion check), at most one of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fixes: Vec<Fix>,
 }
 
 impl FileReport {

@@ -209,3 +209,33 @@ fn warnings_a_reviewer_wants() {
     ));
     assert!(has_warning(Python, "while True:\n    if x ==\n", "parse-error"));
 }
+
+/// What the verdict leaves unsaid, at the line of the loop that decides it.
+#[test]
+fn backstop_and_completion_check_warnings() {
+    let line_of = |language: Language, source: &str, code: &str| {
+        audit(source, None, Some(language))
+            .warnings
+            .iter()
+            .find(|w| w.code == code)
+            .and_then(|w| w.start_line)
+    };
+    // CONVERGES with nothing that bounds it: the loop's header.
+    let unbounded = "def run(agent):\n    while True:\n        reply = agent.step()\n        if not reply.tool_calls:\n            break\n";
+    assert_eq!(line_of(Python, unbounded, "no-backstop"), Some(2));
+    assert_eq!(line_of(Python, unbounded, "no-completion-check"), None);
+    // A bound beside the check: nothing to say.
+    let bounded =
+        "for turn in range(40):\n    reply = agent.step()\n    if not reply.tool_calls:\n        break\n";
+    assert_eq!(line_of(Python, bounded, "no-backstop"), None);
+    assert_eq!(line_of(Python, bounded, "no-completion-check"), None);
+    // DIVERGES: it only runs out.
+    let capped =
+        "package a\n\nfunc run(a Agent) {\n\tfor i := 0; i < maxIterations; i++ {\n\t\ta.Step()\n\t}\n}\n";
+    assert_eq!(line_of(Go, capped, "no-completion-check"), Some(4));
+    assert_eq!(line_of(Go, capped, "no-backstop"), None);
+    // UNDEFINED has its own warning; the outer loop, not an inner one, is named.
+    assert_eq!(line_of(Bash, "while true; do\n  step\ndone\n", "no-backstop"), None);
+    let nested = "while (true) {\n  const r = await step();\n  for (const c of r.calls) {\n    run(c);\n  }\n  if (r.done) break;\n}\n";
+    assert_eq!(line_of(JavaScript, nested, "no-backstop"), Some(1));
+}
