@@ -465,8 +465,14 @@ pub(crate) async fn store_round(
         max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
     };
     let current = report.engine_input();
-    let classification = classify_next(&memory, &current, &policy);
+    let mut classification = classify_next(&memory, &current, &policy);
     let operator = OperatorNote { stop: pending_stop != 0, steer: pending_steer };
+    // The operator's STOP travels on this answer: its advice says so too, for
+    // the loop that reads only `advice` (PRODUCT.md section 2).
+    if operator.stop && classification.advice != Advice::Stop {
+        classification.advice = Advice::Stop;
+        classification.reason = format!("the operator pressed STOP; {}", classification.reason);
+    }
 
     let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
     let blocking = keys.iter().filter(|key| key.is_blocking()).count();

@@ -372,6 +372,12 @@ both_backends! {
         h.store.request_loop_stop(h.team_id, "steered").await.unwrap();
         let (_, stopped) = h.post("steered", round(4, "d", &["y"], &[])).await;
         assert_eq!(stopped["operator"]["stop"], true);
+        // A loop that reads only `advice` stops too: round 4 made progress
+        // (x went away), yet the answer that carries STOP advises stop.
+        assert_eq!(stopped["advice"], "stop", "advice follows STOP: {stopped}");
+        assert!(stopped["reason"].as_str().unwrap_or("").contains("STOP"), "{stopped}");
+        let (_, replay) = h.post("steered", round(4, "d", &["y"], &[])).await;
+        assert_eq!(replay["advice"], "stop", "the replay is the same answer");
         let (_, history) = h.history("steered", "").await;
         assert_eq!(history["run"]["state"], "stopped");
         // A stopped run takes only its final round, with the exit that ended it.
