@@ -165,18 +165,74 @@ pub fn IssuePage() -> impl IntoView {
                 <h1>{issue.title.clone()}</h1>
                 <p class="lede">{issue.summary.clone()}</p>
             </header>
-            <div class="issue-body" data-testid="issue-free" inner_html=issue.free_html.clone()></div>
+            <div class="issue-body" data-testid="issue-free" on:click=copy_code inner_html=with_code_actions(&issue.free_html)></div>
             {issue
                 .paid_html
                 .clone()
                 .map(|paid| {
-                    view! { <div class="issue-body" data-testid="issue-paid" inner_html=paid></div> }
+                    view! { <div class="issue-body" data-testid="issue-paid" on:click=copy_code inner_html=with_code_actions(&paid)></div> }
                 })}
             {card}
             <SubscribeForm place="issue" heading=if locked { "Or get the free part of each issue by email." } else { "Get the next issue by email." }/>
         </article>
     }
     .into_any()
+}
+
+/// After each code block that carries an audit share fragment (see the
+/// server's `newsletter::format::share_fragment`), a row with "Audit this
+/// loop" (the audit page with the code in its fragment, so nothing is sent)
+/// and a copy button. The HTML was sanitised when the issue was imported;
+/// the fragment holds only base64url characters, dots and letters, and is
+/// checked again here before it goes into a link.
+fn with_code_actions(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() + 256);
+    let mut rest = html;
+    while let Some(open) = rest.find("<pre ") {
+        let Some(close) = rest[open..].find("</pre>").map(|at| open + at + "</pre>".len()) else { break };
+        let tag_end = rest[open..].find('>').map_or(close, |at| open + at);
+        let fragment = rest[open..tag_end]
+            .split_once("data-audit=\"")
+            .and_then(|(_, value)| value.split_once('"'))
+            .map(|(value, _)| value)
+            .filter(|value| {
+                value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+            });
+        out.push_str(&rest[..close]);
+        if let Some(fragment) = fragment {
+            out.push_str(&format!(
+                "<p class=\"code-actions\"><a class=\"button\" href=\"/audit#{fragment}\">Audit this loop</a> <button type=\"button\" class=\"button copy-code\">Copy</button></p>"
+            ));
+        }
+        rest = &rest[close..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A click on a code block's copy button copies the block's text.
+fn copy_code(event: leptos::ev::MouseEvent) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(button) = event.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        if !button.class_list().contains("copy-code") {
+            return;
+        }
+        let code = button
+            .closest(".code-actions")
+            .ok()
+            .flatten()
+            .and_then(|row| row.previous_element_sibling())
+            .and_then(|pre| pre.text_content());
+        if let Some(code) = code {
+            crate::pages::audit::client::copy_text(code, move |copied| {
+                button.set_text_content(Some(if copied { "Copied" } else { "Select the code to copy it" }));
+            });
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = event;
 }
 
 fn upgrade_card(issue: &IssueView) -> impl IntoView {
@@ -212,5 +268,22 @@ fn upgrade_card(issue: &IssueView) -> impl IntoView {
             </p>
             {action}
         </aside>
+    }
+}
+
+#[cfg(test)]
+mod code_action_tests {
+    use super::with_code_actions;
+
+    #[test]
+    fn code_blocks_with_a_fragment_get_their_actions_and_others_none() {
+        let html = "<p>Intro</p><pre class=\"code\" data-audit=\"v1.python.abc-_\"><code>x</code></pre><pre class=\"code\"><code>y</code></pre>";
+        let out = with_code_actions(html);
+        assert_eq!(out.matches("Audit this loop").count(), 1, "{out}");
+        assert!(out.contains("href=\"/audit#v1.python.abc-_\""), "{out}");
+        assert!(out.ends_with("<pre class=\"code\"><code>y</code></pre>"), "{out}");
+        // Anything but the fragment's alphabet is not put in a link.
+        let hostile = "<pre data-audit=\"v1.x.&quot;onclick\"><code>z</code></pre>";
+        assert!(!with_code_actions(hostile).contains("Audit this loop"));
     }
 }

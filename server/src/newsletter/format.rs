@@ -400,7 +400,38 @@ fn code_block(language: Option<auditor::Language>, info: &str, text: &str) -> St
         language.map(|language| format!(" class=\"language-{}\"", language.name().to_ascii_lowercase()));
     let body = highlighted.unwrap_or_else(|| escape(text));
     let label = if info.is_empty() { String::new() } else { format!(" data-lang=\"{}\"", escape(info)) };
-    format!("<pre class=\"code\"{label}><code{}>{body}</code></pre>\n", class.unwrap_or_default())
+    // A block the auditor reads carries its audit page share fragment: the
+    // issue page turns it into "Audit this loop" (mail and feeds ignore it).
+    let audit = language
+        .map(|language| format!(" data-audit=\"{}\"", share_fragment(language, text)))
+        .unwrap_or_default();
+    format!("<pre class=\"code\"{label}{audit}><code{}>{body}</code></pre>\n", class.unwrap_or_default())
+}
+
+/// The audit page's share fragment of `source` (what its worker makes, see
+/// `public/audit-worker.js`): `v1.LANGUAGE.DATA`, the source deflated (raw
+/// deflate) and base64url-encoded without padding.
+pub fn share_fragment(language: auditor::Language, source: &str) -> String {
+    use std::io::Write;
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    // Writing to a Vec cannot fail.
+    let _ = encoder.write_all(source.as_bytes());
+    let deflated = encoder.finish().unwrap_or_default();
+    format!("v1.{}.{}", language.name().to_ascii_lowercase(), base64url(&deflated))
+}
+
+/// Base64 with the URL alphabet (`-`, `_`) and no padding.
+fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        let symbols = chunk.len() + 1;
+        for i in 0..symbols {
+            out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
 }
 
 fn escape(text: &str) -> String {
@@ -428,7 +459,7 @@ fn sanitiser() -> &'static ammonia::Builder<'static> {
         classes.insert("code", code_classes);
         classes.insert("pre", ["code"].into_iter().collect());
         let mut builder = ammonia::Builder::default();
-        builder.allowed_classes(classes).add_tag_attributes("pre", ["data-lang"]);
+        builder.allowed_classes(classes).add_tag_attributes("pre", ["data-lang", "data-audit"]);
         builder
     })
 }
@@ -481,6 +512,40 @@ mod tests {
         // Prose that mentions the paywall is prose.
         let issue = parse_issue(&file(FRONT, "Free.\n<!-- paywall -->\nWhy a paywall -> a living.\n"));
         assert!(issue.is_ok(), "{issue:?}");
+    }
+
+    #[test]
+    fn a_code_block_the_auditor_reads_carries_its_share_fragment() {
+        let html = render_markdown("```python\nwhile True:\n    break\n```\n\n```text\nplain\n```\n");
+        let fragment = share_fragment(auditor::Language::Python, "while True:\n    break\n");
+        assert!(html.contains(&format!("data-audit=\"{fragment}\"")), "{html}");
+        assert_eq!(html.matches("data-audit=").count(), 1, "a text block has none");
+        // The fragment is what the page's worker unpacks: inflate it back.
+        let data = fragment.strip_prefix("v1.python.").expect("versioned");
+        assert!(data.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{data}");
+        let bytes = decode_base64url(data);
+        let mut source = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::DeflateDecoder::new(&bytes[..]), &mut source)
+            .unwrap();
+        assert_eq!(source, "while True:\n    break\n");
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    fn decode_base64url(text: &str) -> Vec<u8> {
+        const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let values: Vec<u32> =
+            text.bytes().map(|b| ALPHABET.iter().position(|a| *a == b).unwrap() as u32).collect();
+        let mut out = Vec::new();
+        for chunk in values.chunks(4) {
+            let n = chunk.iter().enumerate().fold(0u32, |n, (i, v)| n | v << (18 - 6 * i));
+            for i in 0..chunk.len() - 1 {
+                out.push((n >> (16 - 8 * i)) as u8);
+            }
+        }
+        out
     }
 
     #[test]
