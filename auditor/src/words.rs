@@ -77,7 +77,10 @@ pub(crate) fn canonical(word: &str) -> &str {
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
         | "suggestion" | "suggestions" | "complaint" | "complaints" | "critique" | "critiques"
-        | "feedback" | "correction" | "corrections" | "notes" | "reflected" | "reflection" => "issue",
+        | "feedback" | "correction" | "corrections" | "notes" | "reflected" | "reflection" | "blocking"
+        | "blocker" | "blockers" | "severity" | "defect" | "defects" | "bug" | "bugs" | "diagnostics" => {
+            "issue"
+        }
         "goal" | "goals" | "objective" => "goal",
         "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
         | "stack" | "jobs" | "remaining" | "work" => "queue",

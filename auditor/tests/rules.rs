@@ -239,3 +239,26 @@ fn backstop_and_completion_check_warnings() {
     let nested = "while (true) {\n  const r = await step();\n  for (const c of r.calls) {\n    run(c);\n  }\n  if (r.done) break;\n}\n";
     assert_eq!(line_of(JavaScript, nested, "no-backstop"), Some(1));
 }
+
+#[test]
+fn findings_filtered_by_severity_and_successes_in_a_row_are_goals_met() {
+    // The newsletter's first issue: nothing blocking left is the goal.
+    check(
+        Python,
+        "def run(task, agent, check):\n    draft = agent.start(task)\n    for _ in range(MAX_TURNS):\n        blocking = [f for f in check(draft) if f.severity == \"blocking\"]\n        if not blocking:\n            return draft\n        draft = agent.revise(draft, blocking)\n",
+        &[E1, E2],
+    );
+    // Completions counted in a row (reset when a pass is not complete) are
+    // a goal met, not an error threshold.
+    check(
+        Bash,
+        "while [ $iteration -le $MAX_ITERATIONS ]; do\n  run_agent\n  if check_completion; then\n    ((consecutive_complete++))\n    if [[ $consecutive_complete -ge $required_verifications ]]; then\n      exit 0\n    fi\n  else\n    consecutive_complete=0\n  fi\n  ((iteration++))\ndone\n",
+        &[E1, E2],
+    );
+    // Failures in a row still are one.
+    check(
+        Bash,
+        "while true; do\n  if run_agent; then\n    consecutive_failures=0\n  else\n    ((consecutive_failures++))\n    if [[ $consecutive_failures -ge 3 ]]; then\n      exit 1\n    fi\n  fi\ndone\n",
+        &[E7],
+    );
+}

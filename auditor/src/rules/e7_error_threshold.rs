@@ -55,7 +55,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // A counter moved only when something failed, compared with a limit.
-    if view.failure_counter && (clause.ordering || (clause.equality && clause.number && !clause.zero)) {
+    // (One set back to zero may count successes in a row instead:
+    // `consecutive_complete >= required_verifications` is a goal met.)
+    let counts_successes = view.any(&["done", "pass"]) && !view.has("error");
+    if view.failure_counter
+        && !counts_successes
+        && (clause.ordering || (clause.equality && clause.number && !clause.zero))
+    {
         return true;
     }
     view.has("error") && (clause.ordering || (clause.equality && clause.number && !clause.zero))
