@@ -248,6 +248,183 @@ describe("audit page", () => {
     assert.match(await huge.text(), /source: larger than/);
   });
 
+  // Chrome DevTools' "Fast 3G" preset.
+  const FAST_3G = {
+    offline: false,
+    latency: 150 * 3.75,
+    downloadThroughput: ((1.6 * 1024 * 1024) / 8) * 0.9,
+    uploadThroughput: ((750 * 1024) / 8) * 0.9,
+  };
+
+  // Pastes the Python loop (CONVERGES, unlike the opening example) as soon
+  // as the source pane exists, then checks that the page audits the paste:
+  // the server's report of the example is hidden meanwhile, and after
+  // hydration the pane holds the paste and the verdict is its verdict.
+  // Returns whether the paste landed before hydration.
+  async function pasteBeforeHydration(conditions) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    if (conditions) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("Network.enable");
+      await cdp.send("Network.emulateNetworkConditions", conditions);
+    }
+    const loop = LOOPS[0];
+    await page.goto(`${server.base}/audit`, { waitUntil: "commit" });
+    const pane = page.getByTestId("audit-source");
+    await pane.waitFor({ state: "attached", timeout: 60_000 });
+    await pane.fill(loop.source);
+    const before = await page.evaluate(() => window.__fixedpointHydrated !== true);
+    if (before) {
+      // The server's report is of the example: until the page hydrates it
+      // must not sit beside the paste. (Read in one step with the hydration
+      // flag: on localhost hydration may come between two steps.)
+      const shown = await page.waitForFunction(() => {
+        const verdict = document.querySelector('[data-testid="audit-verdict"]');
+        if (!verdict) return false;
+        const box = verdict.getBoundingClientRect();
+        return { hydrated: window.__fixedpointHydrated === true, visible: box.width > 0 && box.height > 0 };
+      }, null, { timeout: 60_000 });
+      const { hydrated, visible } = await shown.jsonValue();
+      if (!hydrated) assert.equal(visible, false, "no verdict of another source beside the paste");
+    }
+    await page.waitForFunction(() => window.__fixedpointHydrated === true, null, { timeout: 90_000 });
+    await page.waitForFunction(() => {
+      const verdict = document.querySelector('[data-testid="audit-verdict"]');
+      const status = document.querySelector('[data-testid="engine-status"]');
+      return verdict?.dataset.pending === "false" && /Audited in/.test(status?.textContent ?? "");
+    }, null, { timeout: 90_000 });
+    assert.equal(await pane.inputValue(), loop.source, "the pane holds what was pasted");
+    assert.equal(await verdict(page), loop.verdict, "the verdict is the paste's");
+    assert.equal(await page.getByTestId("audit-verdict").isVisible(), true);
+    assert.equal(await page.locator("#audit-stale").isVisible(), false, "the early note is gone");
+    assert.deepEqual(errors, []);
+    await context.close();
+    return before;
+  }
+
+  test("a loop pasted before the page hydrates is the loop audited (Fast 3G and localhost, five runs each)", async () => {
+    let early = 0;
+    for (let run = 0; run < 5; run++) early += (await pasteBeforeHydration(FAST_3G)) ? 1 : 0;
+    assert.equal(early, 5, "on Fast 3G every paste lands before hydration");
+    let localEarly = 0;
+    for (let run = 0; run < 5; run++) localEarly += (await pasteBeforeHydration(null)) ? 1 : 0;
+    console.log(`# paste before hydration: Fast 3G ${early}/5 before hydration, localhost ${localEarly}/5; all 10 audited the paste`);
+  });
+
+  test("the source is kept across a reload in this browser, and Clear forgets it", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${server.base}/audit`);
+    await waitForHydration(page);
+    await settled(page);
+    const loop = LOOPS[4];
+    await paste(page, loop.source);
+    await page.reload();
+    await waitForHydration(page);
+    await settled(page);
+    assert.equal(await page.getByTestId("audit-source").inputValue(), loop.source, "kept across the reload");
+    assert.equal(await verdict(page), loop.verdict);
+    await page.getByTestId("audit-clear").click();
+    assert.equal(await page.getByTestId("audit-source").inputValue(), "");
+    assert.equal(await page.evaluate(() => localStorage.getItem("fixedpoint:audit-source")), null);
+    await page.reload();
+    await waitForHydration(page);
+    await settled(page);
+    assert.notEqual(await page.getByTestId("audit-source").inputValue(), loop.source, "forgotten after Clear");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("source and report side by side at 1280 px, the verdict first at 390 px; evidence marked in the gutter", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${server.base}/audit`);
+    await waitForHydration(page);
+    await settled(page);
+    await paste(page, LOOPS[0].source);
+    const inView = async (testId) =>
+      page.getByTestId(testId).evaluate((element) => {
+        const box = element.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight && box.width > 0;
+      });
+    assert.equal(await inView("audit-verdict"), true, "the verdict is in view at 1280x900");
+    const [source, verdictBox] = await Promise.all([
+      page.getByTestId("audit-source").boundingBox(),
+      page.getByTestId("audit-verdict").boundingBox(),
+    ]);
+    assert.ok(verdictBox.x > source.x + source.width - 1, "the report is right of the source");
+    // Scrolling the page down keeps the verdict in view (the report column sticks).
+    await page.mouse.wheel(0, 600);
+    await page.waitForTimeout(100);
+    assert.equal(await inView("audit-verdict"), true, "the verdict stays in view");
+    // The evidence line of E1 is marked in the gutter with its id.
+    const marks = await page.locator(".gutter-mark").evaluateAll((all) => all.map((m) => [m.dataset.line, m.textContent.trim()]));
+    assert.deepEqual(marks, [["4", "E1"]]);
+    await page.screenshot({ path: join(SHOTS, "audit-side-by-side.png") });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    assert.equal(await page.getByTestId("verdict-mini").isVisible(), true, "the verdict first on a phone");
+    const mini = await page.getByTestId("verdict-mini").boundingBox();
+    const pane = await page.getByTestId("audit-source").boundingBox();
+    assert.ok(mini.y < pane.y, "above the source");
+    assert.match(await page.getByTestId("verdict-mini").innerText(), /CONVERGES/);
+    // Choosing evidence in the report below brings its line into view.
+    await page.getByTestId("evidence-E1-0").click();
+    assert.equal(await inView("source-highlight"), true, "the evidence line is in view");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+    assert.equal(overflow, false, "no horizontal scroll at 390 px");
+    await page.screenshot({ path: join(SHOTS, "audit-phone-stacked.png"), fullPage: true });
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  test("a loop with no backstop is told so, and the suggested cap, applied, bounds it", async () => {
+    const { page, errors } = await openAudit(browser, server.base);
+    await settled(page);
+    const loop = "def run(agent):\n    while True:\n        reply = agent.step()\n        if not reply.tool_calls:\n            break\n";
+    await paste(page, loop);
+    assert.equal(await verdict(page), "CONVERGES");
+    assert.match(await page.getByTestId("warnings").innerText(), /nothing bounds this loop/);
+    const fix = page.getByTestId("fix-E2");
+    assert.match(await fix.innerText(), /\+        if turns > max_turns:/);
+    await page.getByTestId("fix-apply-E2").click();
+    await settled(page);
+    assert.match(await page.getByTestId("audit-source").inputValue(), /turns \+= 1/);
+    assert.equal(await page.getByTestId("exit-E2").getAttribute("data-found"), "true", "the cap is read as E2");
+    assert.equal(await page.getByTestId("exit-E1").getAttribute("data-found"), "true", "the check is kept");
+    assert.equal(await page.getByTestId("fix-E2").count(), 0, "nothing left to fix");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("a newsletter code block opens in the auditor with its code, and copies", async () => {
+    const context = await browser.newContext();
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.base });
+    const page = await context.newPage();
+    const errors = watchErrors(page);
+    const sent = [];
+    page.on("request", (request) => sent.push(`${request.url()} ${request.postData() ?? ""}`));
+    await page.goto(`${server.base}/issues/the-loop-that-could-not-stop`);
+    await waitForHydration(page);
+    const block = (await page.locator(".issue-body pre.code").first().innerText()).trimEnd();
+    await page.getByRole("button", { name: "Copy" }).first().click();
+    await page.getByRole("button", { name: "Copied" }).first().waitFor();
+    assert.equal((await page.evaluate(() => navigator.clipboard.readText())).trimEnd(), block);
+    await page.getByRole("link", { name: "Audit this loop" }).first().click();
+    await page.waitForURL(/\/audit#v1\.python\./);
+    await waitForHydration(page);
+    await settled(page);
+    assert.equal((await page.getByTestId("audit-source").inputValue()).trimEnd(), block);
+    assert.equal(await verdict(page), "CONVERGES");
+    assert.ok(!sent.some((line) => line.includes("MAX_TURNS")), "the code never travels in a request");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
   test("axe-core finds no serious or critical violation", async () => {
     for (const path of ["/audit", "/"]) {
       const { page } = await openAudit(browser, server.base, path);

@@ -3,6 +3,22 @@
 //! page does any of this; on the server every function is a no-op, so the
 //! page's components compile and render the same on both sides.
 
+/// The window property where the page's early script keeps what was typed
+/// before hydration.
+pub const EARLY_KEY: &str = "__fixedpointEarlySource";
+
+/// The local-storage key of the kept source.
+pub const KEPT_KEY: &str = "fixedpoint:audit-source";
+
+/// Runs as soon as the page is parsed, long before the application
+/// hydrates: it keeps what the reader types or pastes into the source pane
+/// (hydration would otherwise put the server's text back) and marks the
+/// server's report as belonging to the example, not to the text on screen.
+pub const EARLY_SCRIPT: &str = "(function(){var t=document.getElementById('audit-source');if(!t)return;\
+function keep(){if(window.__fixedpointEarlyDone)return;window.__fixedpointEarlySource=t.value;\
+var r=document.querySelector('.audit-page');if(r)r.setAttribute('data-stale','');}\
+t.addEventListener('input',keep);if(t.value!==t.defaultValue)keep();})();";
+
 /// What the worker says back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineEvent {
@@ -223,6 +239,10 @@ mod browser {
     /// Scrolls the source pane so that `line` (1-based) sits near the top
     /// third, selects lines `start..=end` and focuses the pane.
     pub fn reveal_lines(textarea: &web_sys::HtmlTextAreaElement, source: &str, start: usize, end: usize) {
+        // The pane itself first: on a phone the report sits below it.
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+        textarea.scroll_into_view_with_scroll_into_view_options(&options);
         let line_height = web_sys::window()
             .and_then(|window| window.get_computed_style(textarea).ok().flatten())
             .and_then(|style| style.get_property_value("line-height").ok())
@@ -255,6 +275,58 @@ mod browser {
             offset += width + 1;
         }
         (from, to.max(from))
+    }
+
+    /// What the reader typed or pasted before the page hydrated, as the
+    /// early script of the page kept it ([`super::EARLY_SCRIPT`]); taken once.
+    pub fn early_source() -> Option<String> {
+        let window = web_sys::window()?;
+        let key = JsValue::from_str(super::EARLY_KEY);
+        let value = Reflect::get(&window, &key).ok()?.as_string();
+        let _ = Reflect::delete_property(&window, &key);
+        value
+    }
+
+    /// Takes back what the early script showed: the note that the
+    /// server's report was of the example, and the report's stale mark.
+    pub fn settle_early() {
+        let Some(window) = web_sys::window() else { return };
+        // From now on the page itself follows the textarea: the early
+        // script's listener stands down.
+        let _ = Reflect::set(&window, &JsValue::from_str("__fixedpointEarlyDone"), &JsValue::TRUE);
+        let Some(document) = window.document() else { return };
+        if let Ok(Some(page)) = document.query_selector(".audit-page[data-stale]") {
+            let _ = page.remove_attribute("data-stale");
+        }
+    }
+
+    fn storage() -> Option<web_sys::Storage> {
+        web_sys::window()?.local_storage().ok().flatten()
+    }
+
+    /// The source (and language) kept in this browser's local storage.
+    pub fn kept_source() -> Option<(String, String)> {
+        let text = storage()?.get_item(super::KEPT_KEY).ok()??;
+        let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+        let source = value.get("source")?.as_str()?.to_string();
+        let language = value.get("language").and_then(|l| l.as_str()).unwrap_or("auto").to_string();
+        (!source.is_empty()).then_some((source, language))
+    }
+
+    /// Keeps the source in local storage (never sent anywhere); a storage
+    /// that is full or refused just keeps nothing.
+    pub fn keep_source(source: &str, language: &str) {
+        if let Some(storage) = storage() {
+            let value = serde_json::json!({ "source": source, "language": language });
+            let _ = storage.set_item(super::KEPT_KEY, &value.to_string());
+        }
+    }
+
+    /// Forgets the kept source.
+    pub fn forget_source() {
+        if let Some(storage) = storage() {
+            let _ = storage.remove_item(super::KEPT_KEY);
+        }
     }
 }
 
@@ -291,4 +363,13 @@ mod server_side {
     }
     pub fn reveal_lines(_textarea: &web_sys::HtmlTextAreaElement, _source: &str, _start: usize, _end: usize) {
     }
+    pub fn early_source() -> Option<String> {
+        None
+    }
+    pub fn settle_early() {}
+    pub fn kept_source() -> Option<(String, String)> {
+        None
+    }
+    pub fn keep_source(_source: &str, _language: &str) {}
+    pub fn forget_source() {}
 }

@@ -126,7 +126,21 @@ pub fn AuditPage() -> impl IntoView {
         next_id.set_value(id);
         latest_audit.set_value(id);
         pending.set(true);
-        client::request_audit(id, &source.get_untracked(), &language.get_untracked(), &path.get_untracked());
+        source.with_untracked(|text| {
+            // The reader's own source is kept in this browser across reloads
+            // (never sent); an example is not worth keeping.
+            if text.trim().is_empty() || EXAMPLES.iter().any(|example| example.source == text) {
+                client::forget_source();
+            } else {
+                client::keep_source(text, &language.get_untracked());
+            }
+            if text.trim().is_empty() {
+                report.set(None);
+                pending.set(false);
+            } else {
+                client::request_audit(id, text, &language.get_untracked(), &path.get_untracked());
+            }
+        });
     };
     let schedule_audit = move |delay: Duration| {
         if let Some(handle) = timer.get_value() {
@@ -209,12 +223,44 @@ pub fn AuditPage() -> impl IntoView {
 
     // In the browser only: start the worker, then audit what the page shows
     // (or what a share link carries).
+    //
+    // What the reader typed before hydration comes first: hydration put the
+    // server's text back into the pane, so the early script's copy is placed
+    // again and the server's report (of the example) is dropped before it
+    // can sit beside it. Then a share link, then the source this browser
+    // kept, then what the server rendered.
+    let rendered_source = opening.source.clone();
+    // After a navigation inside the site the router may put the new address
+    // in the window's history only once this page is shown: its own
+    // location already holds the fragment a link carried.
+    let router_hash = leptos_router::hooks::use_location().hash;
     Effect::new(move |_| {
         hydrated.set(true);
         client::start_engine(on_event);
-        match client::fragment() {
-            Some(fragment) if !opening.posted => client::request_unpack(new_request(), &fragment),
-            _ => audit_now(),
+        let early = client::early_source().filter(|text| *text != rendered_source);
+        client::settle_early();
+        if let Some(text) = early {
+            report.set(None);
+            place(text, language.get_untracked(), String::new());
+            return;
+        }
+        if opening.posted {
+            audit_now();
+            return;
+        }
+        let fragment = client::fragment().or_else(|| {
+            let hash = router_hash.get_untracked();
+            let hash = hash.trim_start_matches('#');
+            (!hash.is_empty()).then(|| hash.to_string())
+        });
+        match (fragment, client::kept_source()) {
+            (Some(fragment), _) => client::request_unpack(new_request(), &fragment),
+            (None, Some((text, lang))) => {
+                report.set(None);
+                let lang = if Language::from_name(&lang).is_some() { lang } else { "auto".into() };
+                place(text, lang, String::new());
+            }
+            (None, None) => audit_now(),
         }
     });
     on_cleanup(client::stop_engine);
@@ -234,6 +280,25 @@ pub fn AuditPage() -> impl IntoView {
         if let Some(element) = textarea.get() {
             source.with_untracked(|text| client::reveal_lines(&element, text, start, end));
         }
+    });
+    // A suggested fix, applied: the pane takes the changed source and the
+    // report follows it, so the reader sees the better verdict at once.
+    let apply_fix = Callback::new(move |fix: auditor::Fix| {
+        let fixed = source.with_untracked(|text| fix.apply(text));
+        place(fixed, language.get_untracked(), path.get_untracked());
+        notice.set(Some(format!(
+            "Applied the suggested {} fix; the report now reads the changed source.",
+            fix.exit.as_str()
+        )));
+    });
+    let copy_diff = Callback::new(move |diff: String| {
+        client::copy_text(diff, move |copied| {
+            notice.set(Some(if copied {
+                "Copied the diff.".to_string()
+            } else {
+                "The browser did not allow copying; select the diff and copy it.".to_string()
+            }));
+        });
     });
     let export = move |format: &'static str| {
         let id = new_request();
@@ -323,6 +388,19 @@ pub fn AuditPage() -> impl IntoView {
                             }
                         />
                     </div>
+                    <button
+                        type="button"
+                        class="button"
+                        data-testid="audit-clear"
+                        title="Empty the pane and forget the source this browser kept"
+                        disabled=move || !hydrated.get()
+                        on:click=move |_| {
+                            example_choice.set(String::new());
+                            place(String::new(), "auto".into(), String::new());
+                        }
+                    >
+                        "Clear"
+                    </button>
                     <p class="engine-status" data-testid="engine-status" role="status">
                         {move || match (hydrated.get(), engine.get(), pending.get(), audit_ms.get()) {
                             (false, _, _, _) => "Audited on the server".to_string(),
@@ -341,13 +419,29 @@ pub fn AuditPage() -> impl IntoView {
     .into_any();
     let editor = view! {
                 <div class="editor" class:editor-loading=move || hydrated.get() && !engine_ready()>
-                    <pre
-                        class="gutter"
-                        aria-hidden="true"
-                        style:transform=move || format!("translateY({}px)", -scroll.get().0)
-                    >
-                        {gutter}
-                    </pre>
+                    <div class="gutter-box" aria-hidden="true">
+                        <pre class="gutter" style:transform=move || format!("translateY({}px)", -scroll.get().0)>
+                            {gutter}
+                        </pre>
+                        {move || {
+                            let top = scroll.get().0;
+                            report.with(gutter_marks)
+                                .into_iter()
+                                .map(|(line, label, kind, title)| {
+                                    view! {
+                                        <span
+                                            class=format!("gutter-mark kind-{kind}")
+                                            data-line=line
+                                            title=title
+                                            style:top=format!("calc({} * var(--code-line) + var(--code-pad) - {top}px)", line - 1)
+                                        >
+                                            {label}
+                                        </span>
+                                    }
+                                })
+                                .collect_view()
+                        }}
+                    </div>
                     <div class="editor-body">
                         {move || {
                             highlight
@@ -470,6 +564,25 @@ pub fn AuditPage() -> impl IntoView {
                 </p>
             </header>
 
+            <div class="audit-layout">
+            <div class="audit-work">
+            // On a phone the report comes after the source: its verdict is
+            // repeated first, as one line that links to the report.
+            {move || {
+                report
+                    .with(|r| r.as_ref().filter(|r| r.language.is_some()).map(|r| r.verdict.as_str()))
+                    .map(|verdict| {
+                        view! {
+                            <p class=format!("verdict-mini verdict-{}", verdict.to_ascii_lowercase()) data-testid="verdict-mini">
+                                <span class="verdict-label">"Verdict"</span>
+                                " "
+                                <strong>{verdict}</strong>
+                                " "
+                                <a href="#report-heading">"Read the report"</a>
+                            </p>
+                        }
+                    })
+            }}
             <form
                 class="audit-form"
                 method="post"
@@ -489,13 +602,54 @@ pub fn AuditPage() -> impl IntoView {
                     <span>" The source is sent to this server, audited with the same engine and not kept."</span>
                 </div>
             </form>
+            // Right after the pane and before the report: on a slow
+            // connection the report may arrive while the reader is already
+            // typing, and it must not be shown beside their text.
+            <script inner_html=client::EARLY_SCRIPT></script>
 
             {actions}
             <p class="notice" role="status" data-testid="audit-notice">{move || notice.get()}</p>
+            </div>
 
-            <ReportView report=report pending=pending reveal=reveal/>
+            <div class="audit-side">
+            <p id="audit-stale" class="notice stale-note" role="status">
+                "Your loop is audited as soon as the page has loaded; until then the server's report, which was of the example, is hidden."
+            </p>
+            <ReportView report=report pending=pending reveal=reveal apply=apply_fix copy=copy_diff/>
+            </div>
+            </div>
         </section>
     }
+}
+
+/// The evidence lines of a report, for the gutter: each first line of a
+/// piece of evidence with the exits it shows (`E1`, or `E1+` for several),
+/// the kind of the first one, and their names.
+fn gutter_marks(report: &Option<FileReport>) -> Vec<(usize, String, &'static str, String)> {
+    let Some(report) = report.as_ref() else { return Vec::new() };
+    let mut lines: std::collections::BTreeMap<usize, Vec<&auditor::ExitReport>> = Default::default();
+    for exit in report.exits.iter().filter(|e| e.found) {
+        for evidence in &exit.evidence {
+            let at = lines.entry(evidence.start_line).or_default();
+            if !at.iter().any(|e| e.id == exit.id) {
+                at.push(exit);
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(line, exits)| {
+            let first = exits[0];
+            let label = if exits.len() > 1 {
+                format!("{}+", first.id.as_str())
+            } else {
+                first.id.as_str().to_string()
+            };
+            let title =
+                exits.iter().map(|e| format!("{} {}", e.id.as_str(), e.label)).collect::<Vec<_>>().join(", ");
+            (line, label, first.kind.css_class(), title)
+        })
+        .collect()
 }
 
 /// The source as the textarea's server-rendered content. Leptos writes a

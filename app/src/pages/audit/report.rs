@@ -2,7 +2,7 @@
 //! evidence, the loops found and the warnings. Evidence is a button that
 //! reveals its lines in the source pane.
 
-use auditor::{explain_verdict, FileReport};
+use auditor::{explain_verdict, FileReport, Fix};
 use leptos::prelude::*;
 
 #[component]
@@ -10,6 +10,10 @@ pub fn ReportView(
     report: RwSignal<Option<FileReport>>,
     pending: RwSignal<bool>,
     reveal: Callback<(usize, usize)>,
+    /// Applies a suggested fix to the source in the pane.
+    apply: Callback<Fix>,
+    /// Copies a suggested fix's diff.
+    copy: Callback<String>,
 ) -> impl IntoView {
     // A source whose language the auditor could not recognise has no
     // verdict: it was never parsed, and UNDEFINED would be a claim about it.
@@ -158,6 +162,53 @@ pub fn ReportView(
             </div>
     }
     .into_any();
+    let fixes = move || {
+        let fixes = report.with(|r| r.as_ref().map(|r| r.fixes.clone()).unwrap_or_default());
+        (!fixes.is_empty()).then(|| {
+            view! {
+                <section class="fixes" aria-labelledby="fixes-heading" data-testid="fixes">
+                    <h3 id="fixes-heading">"Suggested fixes"</h3>
+                    {fixes
+                        .into_iter()
+                        .map(|fix| {
+                            let id = fix.exit.as_str();
+                            let diff = fix.diff.clone();
+                            let to_apply = fix.clone();
+                            view! {
+                                <article class="fix" data-testid=format!("fix-{id}")>
+                                    <p class="fix-title">
+                                        <span class="chip-id">{id}</span>
+                                        " "
+                                        {fix.title.clone()}
+                                        " "
+                                        <button type="button" class="evidence" on:click=move |_| reveal.run((fix.line, fix.line))>
+                                            <span class="line-ref">{format!("L{}", fix.line)}</span>
+                                        </button>
+                                    </p>
+                                    <pre class="diff" tabindex="0" aria-label=format!("The change that adds {id}, as a diff")>
+                                        <code>
+                                            {diff_lines(&fix.diff)
+                                                .into_iter()
+                                                .map(|(class, line)| view! { <span class=class>{line}</span> })
+                                                .collect_view()}
+                                        </code>
+                                    </pre>
+                                    <p class="fix-actions">
+                                        <button type="button" class="button" data-testid=format!("fix-copy-{id}") on:click=move |_| copy.run(diff.clone())>
+                                            "Copy the diff"
+                                        </button>
+                                        <button type="button" class="button" data-testid=format!("fix-apply-{id}") on:click=move |_| apply.run(to_apply.clone())>
+                                            "Apply to the source"
+                                        </button>
+                                    </p>
+                                </article>
+                            }
+                        })
+                        .collect_view()}
+                </section>
+            }
+        })
+    };
     view! {
         <section class="audit-report" aria-labelledby="report-heading" aria-busy=move || pending.get().to_string()>
             <h2 id="report-heading" class="visually-hidden">"Report"</h2>
@@ -180,11 +231,13 @@ pub fn ReportView(
                                 .to_string()
                         }
                         Some(report) => explain_verdict(report),
-                        None => "Waiting for the auditor.".to_string(),
+                        None if pending.get() => "Waiting for the auditor.".to_string(),
+                        None => "Paste a loop, open a file or choose an example, and the report appears here.".to_string(),
                     })
                 }}
             </p>
             {table}
+            {fixes}
             {columns}
             <p class="muted small">
                 "The auditor reads code; it does not run it. It follows calls to functions in the pasted source; a check in another file is not counted, and the warnings name the calls it could not follow."
@@ -192,6 +245,27 @@ pub fn ReportView(
         </section>
     }
     .into_any()
+}
+
+/// The lines of a unified diff with the class that colours each: added,
+/// removed, a hunk header or context.
+fn diff_lines(diff: &str) -> Vec<(&'static str, String)> {
+    diff.lines()
+        .map(|line| {
+            let class = if line.starts_with("+++") || line.starts_with("---") {
+                "diff-file"
+            } else if line.starts_with('+') {
+                "diff-add"
+            } else if line.starts_with('-') {
+                "diff-del"
+            } else if line.starts_with("@@") {
+                "diff-hunk"
+            } else {
+                "diff-ctx"
+            };
+            (class, format!("{line}\n"))
+        })
+        .collect()
 }
 
 fn line_range(start: usize, end: usize) -> String {
