@@ -38,12 +38,21 @@ const LEFT_WHILE_LOADING = [
 
 export function watchErrors(page) {
   const errors = [];
+  // The loader's panic ends in a trap, which the page reports as its own
+  // error ("unreachable"): that one passes only after the panic's message.
+  let leftWhileLoading = false;
   page.on("console", (message) => {
     if (message.type() !== "error") return;
-    if (LEFT_WHILE_LOADING.some((known) => message.text().includes(known))) return;
+    if (LEFT_WHILE_LOADING.some((known) => message.text().includes(known))) {
+      leftWhileLoading = true;
+      return;
+    }
     errors.push(`console: ${message.text()}`);
   });
-  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+  page.on("pageerror", (error) => {
+    if (leftWhileLoading && error.message === "unreachable") return;
+    errors.push(`page error: ${error.message} (on ${page.url()})`);
+  });
   page.on("requestfailed", (request) => {
     const aborted = request.failure()?.errorText === "net::ERR_ABORTED";
     // Leaving a page ends its live streams (EventSource): the browser aborts

@@ -159,6 +159,27 @@ describe("accounts", () => {
     await Promise.all([page.waitForURL(/a=1&b=2/), page.getByRole("button", { name: "Compare" }).click()]);
     await waitForHydration(page);
     assert.match(await page.getByTestId("diff-new").innerText(), /draft\.md/);
+    // A round stored after the page was rendered, before its live stream
+    // connected, still appears without a reload: the stream resumes after
+    // the newest round the page was rendered with. The stream's request is
+    // held back until the round is stored, so the race is run every time.
+    const post = (loop, body) =>
+      fetch(`${server.base}/api/v1/loops/${loop}/rounds`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    assert.equal((await post("fresh", { round: 1, state: "f1", findings: [] })).status, 200);
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await page.route("**/loops/fresh/events*", async (route) => { await held; await route.continue(); });
+    await visit(page, `${server.base}/loops/fresh`);
+    assert.match(await page.getByTestId("timeline").innerText(), /^f1$/);
+    assert.equal((await post("fresh", { round: 2, state: "f2", findings: [] })).status, 200);
+    release();
+    await page.getByTestId("timeline").filter({ hasText: "f2" }).waitFor({ timeout: 10_000 });
+    await page.getByTestId("live-status").filter({ hasText: "Live" }).waitFor();
+    await page.unroute("**/loops/fresh/events*");
     // Another team's loop does not exist for this reader.
     cli("team", "create", "beta");
     const betaToken = cli("token", "create", "--team", "beta", "--name", "x").trim().split("\n").pop();

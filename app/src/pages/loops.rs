@@ -64,6 +64,10 @@ pub struct LoopView {
     /// Where the loop's rounds come from: `API`, `connector`, `traces`.
     #[serde(default)]
     pub sources: Vec<String>,
+    /// The newest round stored when this view was read: the live stream
+    /// resumes after it, so no round falls between the page and the stream.
+    #[serde(default)]
+    pub last_event_id: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -710,7 +714,13 @@ mod live_stream {
         stop();
         let base = format!("/loops/{}", path_segment(name));
         let team = path_segment(team);
-        let Ok(source) = EventSource::new(&format!("{base}/events?team={team}")) else { return };
+        // From the round the page was rendered with: what was stored since
+        // comes first (the server's backlog), then the live rounds.
+        let resume = current
+            .with_untracked(|view| view.last_event_id)
+            .map(|id| format!("&last_event_id={id}"))
+            .unwrap_or_default();
+        let Ok(source) = EventSource::new(&format!("{base}/events?team={team}{resume}")) else { return };
         // One reload at a time; rounds that arrive meanwhile ask for one more.
         let busy = Rc::new(Cell::new(false));
         let again = Rc::new(Cell::new(false));

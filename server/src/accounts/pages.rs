@@ -209,6 +209,10 @@ async fn loop_view_of(
     pick: (Option<u32>, Option<u32>),
     before: Option<u32>,
 ) -> Result<LoopView, AccountsError> {
+    // Read before anything else the page shows: every round stored after
+    // this id reaches the page's stream, even one stored while the page is
+    // rendered or on its way.
+    let last_event_id = state.store.last_round_id(team.id, name).await.map_err(loops_error)?;
     let summary =
         state.store.team_loops(team.id).await.map_err(loops_error)?.into_iter().find(|l| l.name == name);
     let (pending_stop, pending_steer) =
@@ -303,6 +307,7 @@ async fn loop_view_of(
             })
             .collect();
         Ok(LoopView {
+            last_event_id: Some(last_event_id),
             team: membership.slug.clone(),
             name: name.to_string(),
             run: history.run.as_ref().map(|run| run.id.clone()),

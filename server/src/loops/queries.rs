@@ -199,6 +199,20 @@ impl Store {
             .await?)
     }
 
+    /// The id of the newest stored round of a loop (0 when it has none): a
+    /// page rendered from what was stored up to this id resumes its live
+    /// stream after it, so a round stored meanwhile is still delivered.
+    pub async fn last_round_id(&self, team_id: i64, name: &str) -> Result<i64, LoopsError> {
+        let newest: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(r.id) FROM rounds r JOIN loops l ON l.id = r.loop_id WHERE l.team_id = $1 AND l.name = $2",
+        )
+        .bind(team_id)
+        .bind(name)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(newest.unwrap_or(0))
+    }
+
     async fn existing_loop(&self, team_id: i64, name: &str) -> Result<i64, LoopsError> {
         self.loop_id(team_id, name).await?.ok_or_else(|| LoopsError::NoSuchLoop(name.to_string()))
     }
