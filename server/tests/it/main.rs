@@ -12,6 +12,7 @@ mod audit_page;
 mod billing;
 mod connector;
 mod delivery;
+mod hostile_text;
 mod http_shell;
 mod ingest;
 mod ingest_cli;
