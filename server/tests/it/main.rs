@@ -5,6 +5,7 @@
 mod support;
 
 mod accounts;
+mod addresses;
 mod alerts;
 mod audit_api;
 mod audit_cli;
