@@ -123,7 +123,8 @@ struct AuditInput {
 impl AuditInput {
     /// Reads the body field by field so every refusal names its field.
     fn parse(bytes: &[u8]) -> Result<AuditInput, (String, Option<&'static str>)> {
-        let value: Value = serde_json::from_slice(bytes)
+        // A key given twice is refused, as the ingest API refuses it.
+        let value: Value = crate::loops::wire::strict_json(bytes)
             .map_err(|error| (format!("the body is not valid JSON: {error}"), None))?;
         let Value::Object(mut object) = value else {
             return Err(("the body must be a JSON object".into(), None));

@@ -6,7 +6,9 @@
 //! subscription's current object from Stripe and store that, and seat
 //! holds only move along guarded transitions (held to paid, held to
 //! released), which a stale event cannot undo. A failure to process
-//! answers 500 without recording the id, so Stripe delivers it again.
+//! answers 500 without recording the id, so Stripe delivers it again; an
+//! event about a subscription Stripe answers 404 for is no failure (no
+//! retry would change the answer): it is logged and acknowledged.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -187,7 +189,15 @@ pub async fn sync_subscription(
     subscription_id: &str,
 ) -> Result<(), BillingError> {
     let Some(config) = state.config.stripe.as_ref() else { return Err(BillingError::NotConfigured) };
-    let current = api.subscription(subscription_id).await?;
+    let Some(current) = api.subscription(subscription_id).await? else {
+        // Acknowledged, not failed: Stripe would retry a 500 for three days,
+        // and its answer would stay the same.
+        tracing::warn!(
+            subscription = subscription_id,
+            "an event about a subscription Stripe does not know: ignored"
+        );
+        return Ok(());
+    };
     let Some(tier) = current.price_id.as_deref().and_then(|price| tier_of_price(config, price)) else {
         tracing::warn!(subscription = subscription_id, price = ?current.price_id, "a subscription to a price that is not one of our plans: ignored");
         return Ok(());

@@ -2,6 +2,7 @@
 //! static bundle and the JSON endpoints. Each area adds its own `router()`
 //! here; [`router`] merges them.
 
+pub mod error_bodies;
 mod health;
 pub mod rate_limit;
 
@@ -170,6 +171,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
+        .layer(axum::middleware::from_fn(error_bodies::fill_error_bodies))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

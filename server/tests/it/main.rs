@@ -13,6 +13,7 @@ mod audit_page;
 mod billing;
 mod connector;
 mod delivery;
+mod error_bodies;
 mod hostile_text;
 mod http_shell;
 mod ingest;
