@@ -22,5 +22,6 @@ mod ingest_live;
 mod loop_stream;
 mod mcp;
 mod newsletter;
+mod odd_names;
 mod store_contract;
 mod traces;
