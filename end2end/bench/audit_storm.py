@@ -37,8 +37,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 MIB = 1024 * 1024
 
 
-def nested(prefix, opening, middle, closing, suffix, size=MIB):
-    """prefix, then as many openings as fit in `size` bytes, then as many closings."""
+def nested(prefix, opening, middle, closing, suffix, size=MIB - 256):
+    """prefix, then as many openings as fit in `size` bytes (1 MiB less room for
+    the JSON around it: the API reads at most 1 MiB), then as many closings."""
     room = size - len(prefix) - len(middle) - len(suffix)
     depth = room // (len(opening) + len(closing))
     return prefix + opening * depth + middle + closing * depth + suffix
