@@ -143,6 +143,14 @@ pub(crate) fn audit_tree(
             &lines,
         ));
     }
+    if facts.too_deep {
+        warnings.push(warning(
+            "nesting-too-deep",
+            "this file nests deeper than 1,500 levels of syntax; the audit read it down to that depth and no further",
+            None,
+            &lines,
+        ));
+    }
     if facts.loops.is_empty() {
         warnings.push(warning("no-loop-found", "no loop was found in this file", None, &lines));
     }

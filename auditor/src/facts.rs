@@ -28,6 +28,12 @@ use crate::words::canonical_words;
 pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 pub(crate) type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
+/// How deep the walk descends into the syntax tree. Code people write nests
+/// a few dozen levels; beyond this (generated code, or a source made to
+/// exhaust a server) the walk reads nothing further down and the report
+/// warns `nesting-too-deep`. What lies deeper is not audited.
+pub(crate) const MAX_NESTING: u32 = 1_500;
+
 /// How many nodes a sub-walk (one condition, one argument list) may visit.
 const SUBWALK_LIMIT: usize = 512;
 /// How many enclosing conditions an exit site takes as its guards.
@@ -397,6 +403,8 @@ pub(crate) struct Facts {
     /// handler range)`. An exception raised in the loop leaves it there.
     pub wrapping_handlers: Vec<(usize, usize, Range<usize>)>,
     pub parse_errors: Vec<Range<usize>>,
+    /// Whether the walk stopped descending at [`MAX_NESTING`].
+    pub too_deep: bool,
 }
 
 /// Which values of a loop's flag end the loop.
@@ -909,6 +917,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
         parse_errors: Vec::new(),
+        too_deep: false,
     };
     let mut walker = Walker {
         family,
@@ -1014,8 +1023,14 @@ impl<'s, 't> Walker<'s, 't> {
         loop {
             let node = cursor.node();
             let step = self.enter(node);
-            if step == Step::Descend && cursor.goto_first_child() {
-                continue;
+            if step == Step::Descend {
+                if cursor.depth() >= MAX_NESTING {
+                    // Deeper than any code a person writes: read no further
+                    // down (the report warns `nesting-too-deep`).
+                    self.facts.too_deep |= node.child_count() > 0;
+                } else if cursor.goto_first_child() {
+                    continue;
+                }
             }
             if step != Step::Leaf {
                 self.leave();

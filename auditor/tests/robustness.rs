@@ -37,6 +37,24 @@ fn hundred_thousand_deep_nesting_finishes() {
 }
 
 #[test]
+fn nesting_past_the_limit_is_read_down_to_it_and_said() {
+    let deep = |depth: usize| {
+        format!(
+            "for turn in range(10):\n    if step().done:\n        break\nx = {}1{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    let shallow = audit(&deep(50), None, Some(Language::Python));
+    assert!(shallow.warnings.iter().all(|w| w.code != "nesting-too-deep"), "{:?}", shallow.warnings);
+    let report = audit(&deep(5_000), None, Some(Language::Python));
+    assert!(report.warnings.iter().any(|w| w.code == "nesting-too-deep"), "{:?}", report.warnings);
+    // What lies above the limit is audited as before.
+    assert_eq!(report.verdict, shallow.verdict);
+    assert_eq!(report.verdict, Verdict::Converges);
+}
+
+#[test]
 fn deeply_nested_loops_and_conditions_finish() {
     // 20,000 nested `if` blocks inside a loop, each guarding a break: the
     // guard scan per exit is capped, so this stays linear.

@@ -122,6 +122,11 @@ pub fn check_url(url: &str, allow_private: bool) -> Result<(), &'static str> {
     if url.len() > 2000 {
         return Err("url: at most 2,000 characters");
     }
+    // The stored-text rule: the URL is stored as typed, and a NUL (which
+    // the URL parser would percent-encode) is no text PostgreSQL can hold.
+    if crate::stored_text::problem(url, crate::stored_text::Rule::line(2000)).is_some() {
+        return Err("url: must not contain NUL or control characters");
+    }
     let parsed = reqwest::Url::parse(url)
         .map_err(|_| "url: not a URL such as https://hooks.example.com/fixedpoint")?;
     if !matches!(parsed.scheme(), "https" | "http") {

@@ -48,6 +48,15 @@ pub struct Config {
     /// Requests a minute one client address may make to `POST /api/v1/audit`
     /// (`FIXEDPOINT_AUDIT_RATE_PER_MINUTE`, default 60).
     pub audit_rate_per_minute: u32,
+    /// Audits the server runs at once, over the audit API, the audit page's
+    /// form and the MCP tool (`FIXEDPOINT_AUDIT_CONCURRENCY`, default the
+    /// number of cores): each worst-case source holds some hundreds of MB
+    /// while it is audited.
+    pub audit_concurrency: u32,
+    /// How long an audit request waits for a free slot before it is
+    /// answered 503 with `Retry-After` (`FIXEDPOINT_AUDIT_WAIT_MS`, default
+    /// 2000).
+    pub audit_wait_ms: u32,
     /// `SMTP_URL` (`smtp://host:port`): where mail goes. Without it every
     /// message stays in the outbox table and the log, for the operator.
     pub smtp_url: Option<String>,
@@ -272,6 +281,16 @@ impl Config {
         };
         let audit_rate_per_minute =
             positive("FIXEDPOINT_AUDIT_RATE_PER_MINUTE", DEFAULT_AUDIT_RATE_PER_MINUTE)?;
+        let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+        let audit_concurrency =
+            positive("FIXEDPOINT_AUDIT_CONCURRENCY", u32::try_from(cores).unwrap_or(u32::MAX))?;
+        let audit_wait_ms = match non_empty("FIXEDPOINT_AUDIT_WAIT_MS") {
+            None => 2000,
+            Some(value) => value
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| ConfigError::BadNumber { name: "FIXEDPOINT_AUDIT_WAIT_MS", value })?,
+        };
         let smtp_url = non_empty("SMTP_URL").map(|url| url.trim().to_string());
         if let Some(url) = &smtp_url {
             if !url.starts_with("smtp://") {
@@ -376,6 +395,8 @@ impl Config {
             traces_max_bytes,
             traces_settle_ms,
             audit_rate_per_minute,
+            audit_concurrency,
+            audit_wait_ms,
             smtp_url,
             signin_rate_per_minute,
         })

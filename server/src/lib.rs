@@ -16,6 +16,7 @@ pub mod mail;
 pub mod mcp;
 pub mod newsletter;
 pub mod store;
+pub mod stored_text;
 pub mod telemetry;
 pub mod traces;
 pub mod web;

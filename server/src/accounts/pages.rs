@@ -50,17 +50,12 @@ async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, re
         Err(refusal) => return refusal,
     };
     let (parts, body) = request.into_parts();
-    let Some(form) = read::<ActionForm>(body).await else {
-        let request = Request::from_parts(parts, Body::empty());
-        return answer(
-            &state,
-            request,
-            &team,
-            StatusCode::BAD_REQUEST,
-            "The form could not be read.".into(),
-            None,
-        )
-        .await;
+    let form = match read::<ActionForm>(body).await {
+        Ok(form) => form,
+        Err((status, notice)) => {
+            let request = Request::from_parts(parts, Body::empty());
+            return answer(&state, request, &team, status, notice, None).await;
+        }
     };
     let request = Request::from_parts(parts, Body::empty());
     match form.action.as_deref() {
@@ -412,7 +407,15 @@ async fn loop_control(
         Err(error) => return internal(error),
     };
     let (parts, body) = request.into_parts();
-    let form = read::<ControlForm>(body).await;
+    let form = match read::<ControlForm>(body).await {
+        Ok(form) => Some(form),
+        Err((status, notice)) => {
+            return match loop_view_of(&state, &team, &name, Some(notice), None, (None, None), None).await {
+                Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
+                Err(error) => internal(error),
+            };
+        }
+    };
     let outcome = match form.as_ref().and_then(|form| form.action.as_deref()) {
         Some("stop") => state
             .store
@@ -607,9 +610,23 @@ fn internal(error: AccountsError) -> Response {
     StatusCode::INTERNAL_SERVER_ERROR.into_response()
 }
 
-async fn read<T: serde::de::DeserializeOwned>(body: Body) -> Option<T> {
-    let bytes = axum::body::to_bytes(body, 4 * 1024).await.ok()?;
-    serde_urlencoded::from_bytes(&bytes).ok()
+/// Reads a team or loop page's form, or says why it cannot: too large
+/// (413), not UTF-8 once decoded (form decoding would turn the bytes into
+/// U+FFFD silently), or not a form at all.
+async fn read<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (StatusCode, String)> {
+    const LIMIT: usize = 4 * 1024;
+    let bytes = axum::body::to_bytes(body, LIMIT).await.map_err(|_| {
+        (StatusCode::PAYLOAD_TOO_LARGE, format!("The form is larger than {} KiB.", LIMIT / 1024))
+    })?;
+    let utf8 = bytes.split(|byte| *byte == b'&').all(|pair| {
+        let spaced: Vec<u8> = pair.iter().map(|byte| if *byte == b'+' { b' ' } else { *byte }).collect();
+        percent_encoding::percent_decode(&spaced).decode_utf8().is_ok()
+    });
+    if !utf8 {
+        return Err((StatusCode::BAD_REQUEST, "The form is not UTF-8 text.".to_string()));
+    }
+    serde_urlencoded::from_bytes(&bytes)
+        .map_err(|error| (StatusCode::BAD_REQUEST, format!("The form could not be read: {error}.")))
 }
 
 /// Renders the team page with a notice (and a new token), after an action.

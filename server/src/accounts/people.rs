@@ -62,33 +62,49 @@ impl TeamRole {
     }
 }
 
-/// An email address as accounts are keyed: parsed as a bare address
-/// (`local@domain`, RFC 5322's dot-atom form), trimmed and lowercased. What
-/// a mail library would read as something else is refused, not cleaned: a
-/// display name or angle brackets (`"7"<ada@example.com>` would mail Ada
-/// while counting as a new address against the per-address limits),
-/// comments, quotes, whitespace, control characters, and the invisible
-/// formatting characters (bidirectional overrides, zero-width spaces) that
-/// make two addresses look alike. Every per-address limit, sign-in,
-/// invitations and the command line count this form.
+/// An email address as accounts are keyed: trimmed, lowercased and parsed
+/// by lettre's address parser (the mail library that sends it) as a bare
+/// `local@domain`. What a mail library would read as something else is
+/// refused, not cleaned: a display name or angle brackets
+/// (`"7"<ada@example.com>` would mail Ada while counting as a new address
+/// against the per-address limits), comments, quoted local parts, IP
+/// literals, whitespace, control characters, and the invisible formatting
+/// characters (bidirectional overrides and isolates, left-to-right and
+/// right-to-left marks, zero-width spaces) that make two addresses look
+/// alike. Within lettre's grammar the rule is narrower still: a dot-atom
+/// local part and a domain of at least two labels. Every per-address limit
+/// (sign-in, subscribe), team invitations, subscriber imports and the
+/// command line key on this form.
 pub fn normalize_email(raw: &str) -> Result<String, AccountsError> {
     let email = raw.trim().to_lowercase();
     let bad =
         || AccountsError::BadEmail { email: raw.chars().filter(|c| !c.is_control()).take(100).collect() };
+    // Characters that only display names, comments, quoted strings, IP
+    // literals and address lists use: lettre would take some of them
+    // (`"v"@x.test`), and none belongs in a key.
+    let outside_bare = |c: char| "\"()<>[],;:\\".contains(c);
     if email.len() > 254
-        || email.chars().any(|c| c.is_whitespace() || c.is_control() || is_invisible_format(c))
+        || email
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || is_invisible_format(c) || outside_bare(c))
     {
         return Err(bad());
     }
-    let (local, domain) = email.split_once('@').ok_or_else(bad)?;
+    let address: lettre::Address = email.parse().map_err(|_| bad())?;
+    let (local, domain) = (address.user(), address.domain());
     let local_ok = !local.is_empty()
         && local.len() <= 64
         && !local.starts_with('.')
         && !local.ends_with('.')
         && !local.contains("..")
+        // Letters, digits and RFC 5322's atext symbols: no replacement
+        // character (what a form decoder makes of bytes that are not UTF-8),
+        // no other symbol a person would not type.
         && local.chars().all(|c| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
     let labels: Vec<&str> = domain.split('.').collect();
+    // A name, not a number: the last label is no digits alone (127.0.0.1).
     let domain_ok = labels.len() >= 2
+        && !labels.last().is_some_and(|top| top.chars().all(|c| c.is_ascii_digit()))
         && labels.iter().all(|label| {
             (1..=63).contains(&label.len())
                 && !label.starts_with('-')
@@ -98,7 +114,7 @@ pub fn normalize_email(raw: &str) -> Result<String, AccountsError> {
     if !local_ok || !domain_ok {
         return Err(bad());
     }
-    Ok(email)
+    Ok(address.to_string())
 }
 
 /// Unicode's invisible formatting characters that spoof an address: the
@@ -319,14 +335,31 @@ mod tests {
             "\u{202e}victim@x.test",
             "vic\u{200b}tim@x.test",
             "victim@x.test\u{feff}",
+            "\u{200e}victim@x.test",
+            "victim\u{200f}@x.test",
+            "victim@x\u{202a}.test",
+            "vic\u{2066}tim\u{2069}@x.test",
             ".victim@x.test",
             "victim@-x.test",
+            // IP literals and bare hosts: lettre's grammar takes them.
+            "victim@[127.0.0.1]",
+            "victim@127.0.0.1",
+            "victim@localhost",
+            // Bytes that were not UTF-8, as a form decoder passes them on.
+            "vic\u{fffd}tim@x.test",
+            "victim@x\u{fffd}.test",
         ] {
             assert!(normalize_email(bad).is_err(), "{bad:?} accepted");
         }
         assert!(normalize_email(&format!("{}@example.com", "a".repeat(65))).is_err());
         for good in ["o'brien+news@example.co.uk", "ada.lovelace@sub.example.com", "jörg@müller.de"] {
             assert!(normalize_email(good).is_ok(), "{good:?} refused");
+        }
+        // What is taken is what lettre will send to, and one key per person.
+        for (typed, key) in [("Victim@X.Test", "victim@x.test"), (" victim@x.test\n", "victim@x.test")] {
+            let normalised = normalize_email(typed).unwrap();
+            assert_eq!(normalised, key);
+            assert_eq!(normalised.parse::<lettre::Address>().unwrap().to_string(), key);
         }
     }
 }

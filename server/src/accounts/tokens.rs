@@ -49,8 +49,9 @@ fn new_secret() -> String {
 
 /// A token's name (loop and MCP tokens): 1 to 64 printable characters.
 pub(crate) fn valid_token_name(name: &str) -> bool {
-    let length = name.chars().count();
-    (1..=64).contains(&length) && !name.chars().any(char::is_control) && !name.trim().is_empty()
+    // The stored-text rule for a one-line field (no NUL, no control
+    // characters, at most 64 characters), and not blank.
+    crate::stored_text::problem(name, crate::stored_text::Rule::line(64)).is_none() && !name.trim().is_empty()
 }
 
 /// A `loop_tokens` row as selected by [`Store::loop_tokens`].

@@ -4,7 +4,8 @@
 //! Statuses: 200 with the report; 400 naming the field for malformed JSON or
 //! a field of the wrong type; 413 over [`AUDIT_MAX_BYTES`]; 415 without a
 //! JSON content type; 422 for a language that is unknown or cannot be
-//! detected; 429 with `Retry-After` past the per-client rate. The source is
+//! detected; 429 with `Retry-After` past the per-client rate; 503 with
+//! `Retry-After` when every audit slot stayed taken for the wait. The source is
 //! audited and dropped: it is never stored or logged.
 
 use std::time::Instant;
@@ -17,6 +18,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
+use super::slots;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
 use crate::web::AppState;
 
@@ -94,8 +96,15 @@ async fn audit_endpoint(State(state): State<AppState>, request: Request) -> Resp
         },
     };
 
+    // At most as many audits at once as cores (see `slots`).
+    let Ok(slot) = state.audit_slots.acquire().await else {
+        let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, slots::BUSY_MESSAGE, None);
+        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(slots::RETRY_AFTER_SECONDS));
+        return response;
+    };
     // Parsing a large file takes milliseconds of CPU: off the async workers.
     let audited = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
         audit_with(&input.source, input.path.as_deref(), language).map(|file| Report::from_files(vec![file]))
     })
     .await;
@@ -123,7 +132,8 @@ struct AuditInput {
 impl AuditInput {
     /// Reads the body field by field so every refusal names its field.
     fn parse(bytes: &[u8]) -> Result<AuditInput, (String, Option<&'static str>)> {
-        let value: Value = serde_json::from_slice(bytes)
+        // A key given twice is refused, as the ingest API refuses it.
+        let value: Value = crate::loops::wire::strict_json(bytes)
             .map_err(|error| (format!("the body is not valid JSON: {error}"), None))?;
         let Value::Object(mut object) = value else {
             return Err(("the body must be a JSON object".into(), None));

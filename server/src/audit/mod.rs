@@ -6,6 +6,7 @@
 mod api;
 mod command;
 mod page;
+pub mod slots;
 
 pub use api::AUDIT_MAX_BYTES;
 pub use page::server_auditor;

@@ -10,7 +10,7 @@ use app::pages::audit::{PostedAudit, ServerAuditor};
 use auditor::Language;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
 use leptos::prelude::provide_context;
 use serde::Deserialize;
@@ -43,9 +43,24 @@ pub async fn audit_form(State(state): State<AppState>, request: Request) -> Resp
         Ok(posted) => posted,
         Err((status, posted)) => return render(state, parts, posted, status).await,
     };
+    // As many audits at once as cores, shared with the API (see `slots`).
+    let Ok(slot) = state.audit_slots.acquire().await else {
+        let busy = PostedAudit {
+            error: Some(
+                "The server is auditing as many sources as it can; try again in a few seconds.".into(),
+            ),
+            ..posted
+        };
+        let mut response = render(state, parts, busy, StatusCode::SERVICE_UNAVAILABLE).await;
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(super::slots::RETRY_AFTER_SECONDS));
+        return response;
+    };
     // Up to 1 MiB of source is a CPU-bound tenth of a second or more: it is
     // audited on the blocking pool, not on a thread that serves requests.
     let audited = tokio::task::spawn_blocking(move || {
+        let _slot = slot;
         let report = audit_named(&posted.source, Some(&posted.language));
         PostedAudit { report: Some(Box::new(report)), ..posted }
     })

@@ -163,11 +163,18 @@ impl StripeApi {
         })
     }
 
-    /// The subscription's current object.
-    pub async fn subscription(&self, id: &str) -> Result<SubscriptionObject, BillingError> {
-        let subscription = RetrieveSubscription::new(id).send(&self.client).await.map_err(failed)?;
+    /// The subscription's current object, or `None` when Stripe answers that
+    /// it has no such subscription (404): an event about one that was never
+    /// ours (another account's test data, a deleted test clock), which no
+    /// retry will change.
+    pub async fn subscription(&self, id: &str) -> Result<Option<SubscriptionObject>, BillingError> {
+        let subscription = match RetrieveSubscription::new(id).send(&self.client).await {
+            Ok(subscription) => subscription,
+            Err(stripe::StripeError::Stripe(_, 404)) => return Ok(None),
+            Err(error) => return Err(failed(error)),
+        };
         let item = subscription.items.data.first();
-        Ok(SubscriptionObject {
+        Ok(Some(SubscriptionObject {
             id: subscription.id.as_str().to_string(),
             customer_id: subscription.customer.id().as_str().to_string(),
             status: subscription.status.as_str().to_string(),
@@ -177,7 +184,7 @@ impl StripeApi {
             created: subscription.created,
             metadata_account_id: subscription.metadata.get("account_id").and_then(|id| id.parse().ok()),
             metadata_hold_id: subscription.metadata.get("hold_id").and_then(|id| id.parse().ok()),
-        })
+        }))
     }
 
     /// Cancels at once (a founder seat that could not be honoured).

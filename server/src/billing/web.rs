@@ -122,7 +122,8 @@ async fn checkout_api(State(state): State<AppState>, request: Request) -> Respon
                 .into_response()
         }
     };
-    let plan = match serde_json::from_slice::<CheckoutBody>(&body) {
+    let parsed = crate::loops::wire::strict_json(&body).and_then(serde_json::from_value::<CheckoutBody>);
+    let plan = match parsed {
         Ok(CheckoutBody { plan: Some(plan) }) => match Plan::from_name(&plan) {
             Some(plan) => plan,
             None => return error_response(&BillingError::BadPlan),
@@ -131,12 +132,10 @@ async fn checkout_api(State(state): State<AppState>, request: Request) -> Respon
             return (StatusCode::BAD_REQUEST, Json(json!({"error": "bad_plan", "message": "plan: required"})))
                 .into_response()
         }
-        Err(_) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                Json(json!({"error": "bad_json", "message": "the body must be JSON: {\"plan\": ...}"})),
-            )
-                .into_response()
+        Err(error) => {
+            let message = format!("the body must be JSON: {{\"plan\": ...}} ({error})");
+            return (StatusCode::BAD_REQUEST, Json(json!({"error": "bad_json", "message": message})))
+                .into_response();
         }
     };
     match checkout::start(&state, &account, plan).await {

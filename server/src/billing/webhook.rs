@@ -6,7 +6,9 @@
 //! subscription's current object from Stripe and store that, and seat
 //! holds only move along guarded transitions (held to paid, held to
 //! released), which a stale event cannot undo. A failure to process
-//! answers 500 without recording the id, so Stripe delivers it again.
+//! answers 500 without recording the id, so Stripe delivers it again; an
+//! event about a subscription Stripe answers 404 for is no failure (no
+//! retry would change the answer): it is logged and acknowledged.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -18,10 +20,21 @@ use serde_json::{json, Value};
 use super::stripe_api::StripeApi;
 use super::{signature, status_entitles, tier_of_price, BillingError, PaidOutcome, StripeSubscription};
 use crate::newsletter::Tier;
+use crate::stored_text::{self, limits};
 use crate::web::AppState;
 
 /// Stripe's events are a few kilobytes; anything past this is not one.
 pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+
+/// What the handlers read of an event's object, as JSON pointers.
+const READ_FIELDS: [&str; 6] = [
+    "/data/object/id",
+    "/data/object/customer",
+    "/data/object/subscription",
+    "/data/object/client_reference_id",
+    "/data/object/metadata",
+    "/data/object/parent/subscription_details/subscription",
+];
 
 pub async fn receive(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
     let (Some(config), Some(api)) = (state.config.stripe.as_ref(), state.stripe.as_ref()) else {
@@ -43,6 +56,24 @@ pub async fn receive(State(state): State<AppState>, headers: HeaderMap, body: By
     let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
         return refuse(StatusCode::BAD_REQUEST, "id and type: required");
     };
+    // The stored-text rule, before any of it reaches the database: the id
+    // and type are one line, and what the handlers read of the object (its
+    // ids and metadata) holds no NUL (PostgreSQL answered 500 to one, and
+    // Stripe retried it for three days). Text nobody reads is not checked.
+    let checked = stored_text::check("id", id, limits::STRIPE_ID)
+        .and_then(|()| stored_text::check("type", kind, limits::STRIPE_ID))
+        .and_then(|()| {
+            READ_FIELDS.iter().try_for_each(|pointer| match event.pointer(pointer) {
+                Some(value) => {
+                    stored_text::check_json(&pointer[1..].replace('/', "."), value, limits::STRIPE_TEXT)
+                }
+                None => Ok(()),
+            })
+        });
+    if let Err(problem) = checked {
+        tracing::warn!(%problem, "refused a signed webhook");
+        return refuse(StatusCode::BAD_REQUEST, &problem.to_string());
+    }
     match state.store.stripe_event_seen(id).await {
         Ok(true) => {
             return (StatusCode::OK, Json(json!({"received": true, "duplicate": true}))).into_response()
@@ -158,7 +189,15 @@ pub async fn sync_subscription(
     subscription_id: &str,
 ) -> Result<(), BillingError> {
     let Some(config) = state.config.stripe.as_ref() else { return Err(BillingError::NotConfigured) };
-    let current = api.subscription(subscription_id).await?;
+    let Some(current) = api.subscription(subscription_id).await? else {
+        // Acknowledged, not failed: Stripe would retry a 500 for three days,
+        // and its answer would stay the same.
+        tracing::warn!(
+            subscription = subscription_id,
+            "an event about a subscription Stripe does not know: ignored"
+        );
+        return Ok(());
+    };
     let Some(tier) = current.price_id.as_deref().and_then(|price| tier_of_price(config, price)) else {
         tracing::warn!(subscription = subscription_id, price = ?current.price_id, "a subscription to a price that is not one of our plans: ignored");
         return Ok(());

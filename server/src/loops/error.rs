@@ -65,6 +65,12 @@ impl From<sqlx::Error> for LoopsError {
     }
 }
 
+impl From<crate::stored_text::TextError> for LoopsError {
+    fn from(error: crate::stored_text::TextError) -> Self {
+        LoopsError::Invalid { message: error.to_string(), field: Some(error.field) }
+    }
+}
+
 impl From<AccountsError> for LoopsError {
     fn from(error: AccountsError) -> Self {
         match error {

@@ -758,9 +758,10 @@ impl Store {
         note: Option<&str>,
     ) -> Result<(), LoopsError> {
         if let Some(note) = note {
-            if note.trim().is_empty() || note.chars().count() > 4000 || note.contains('\u{0}') {
+            if note.trim().is_empty() {
                 return Err(LoopsError::invalid(Some("steer"), "steer must be 1 to 4000 characters of text"));
             }
+            crate::stored_text::check("steer", note, crate::stored_text::limits::STEER_NOTE)?;
         }
         let result = sqlx::query("UPDATE loops SET pending_steer = $1 WHERE team_id = $2 AND name = $3")
             .bind(note)

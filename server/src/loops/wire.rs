@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::LoopsError;
 use crate::convergence::{FindingKey, RoundInput, Severity, Target};
+use crate::stored_text::{self, limits, Rule};
 
 /// Limits on the text fields. They keep one round's row a sensible size; the
 /// body cap bounds the whole request.
@@ -189,11 +190,16 @@ impl RoundReport {
                 let body = match error.get("body") {
                     None | Some(Value::Null) => String::new(),
                     Some(Value::String(text)) => {
-                        no_nul(text, "error.body")?;
+                        stored(text, "error.body", limits::ERROR_BODY)?;
                         text.clone()
                     }
-                    // JSON text escapes a NUL as \u0000: nothing to refuse.
-                    Some(other) => other.to_string(),
+                    // JSON text escapes a NUL as \u0000: nothing to refuse
+                    // but its length.
+                    Some(other) => {
+                        let text = other.to_string();
+                        stored(&text, "error.body", limits::ERROR_BODY)?;
+                        text
+                    }
                 };
                 Some(RoundError { code, body })
             }
@@ -306,13 +312,17 @@ impl Heartbeat {
                         "reason must be an identifier of lowercase letters, digits and underscores",
                     ));
                 }
-                let subject = required_text(body.get("subject"), "subject", MAX_BLOCKED_SUBJECT_CHARS)
-                    .map_err(|_| {
-                        LoopsError::invalid(
+                let subject = match body.get("subject") {
+                    Some(Value::String(text)) if !text.trim().is_empty() => {
+                        required_text(body.get("subject"), "subject", MAX_BLOCKED_SUBJECT_CHARS)?
+                    }
+                    _ => {
+                        return Err(LoopsError::invalid(
                             Some("subject"),
                             "a blocked run must name its subject: what it is waiting on",
-                        )
-                    })?;
+                        ))
+                    }
+                };
                 Some(Blocked { reason, subject })
             }
             Some(_) => return Err(LoopsError::invalid(Some("status"), "status must be running or blocked")),
@@ -373,14 +383,7 @@ pub(crate) fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError>
         Target::Code { path, .. } => path,
         Target::Other { id } => id,
     };
-    no_nul(target_text, &field("target"))?;
-    let target_text_length = target_text.chars().count();
-    if target_text_length > MAX_TARGET_CHARS {
-        return Err(LoopsError::Invalid {
-            field: Some(field("target")),
-            message: format!("{} is longer than {MAX_TARGET_CHARS} characters", field("target")),
-        });
-    }
+    stored(target_text, &field("target"), Rule::text(MAX_TARGET_CHARS))?;
     let severity = match object.get("severity").and_then(Value::as_str) {
         Some("blocking") => Severity::Blocking,
         Some("warning") => Severity::Warning,
@@ -396,7 +399,7 @@ pub(crate) fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError>
     let message = match object.get("message") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(text)) => {
-            no_nul(text, &field("message"))?;
+            stored(text, &field("message"), limits::FINDING_MESSAGE)?;
             text.clone()
         }
         Some(_) => {
@@ -483,17 +486,11 @@ impl<'de> serde::de::Visitor<'de> for StrictVisitor {
     }
 }
 
-/// Refuses a NUL character in text that is stored: PostgreSQL's text
-/// cannot hold one (it answered 500) while SQLite stored it, and both
-/// backends must answer alike.
-fn no_nul(text: &str, field: &str) -> Result<(), LoopsError> {
-    if text.contains('\u{0}') {
-        return Err(LoopsError::Invalid {
-            field: Some(field.to_string()),
-            message: format!("{field} must not contain NUL characters"),
-        });
-    }
-    Ok(())
+/// The stored-text rule ([`crate::stored_text`]) for a field of a round:
+/// no NUL (PostgreSQL's text cannot hold one while SQLite stored it, and
+/// both backends must answer alike) and the field's length.
+fn stored(text: &str, field: &str, rule: Rule) -> Result<(), LoopsError> {
+    stored_text::check(field, text, rule).map_err(LoopsError::from)
 }
 
 /// serde's messages end in "at line 1 column 40", which points into a
@@ -520,7 +517,7 @@ fn positive_u32(value: Option<&Value>, field: &str) -> Result<u32, LoopsError> {
 fn required_text(value: Option<&Value>, field: &str, max_chars: usize) -> Result<String, LoopsError> {
     match value {
         Some(Value::String(text)) if !text.trim().is_empty() && text.chars().count() <= max_chars => {
-            no_nul(text, field)?;
+            stored(text, field, Rule::text(max_chars))?;
             Ok(text.clone())
         }
         _ => Err(LoopsError::Invalid {

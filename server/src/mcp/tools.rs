@@ -248,7 +248,15 @@ wrote or were given.",
                 )
             })?),
         };
+        let slot = self.state.audit_slots.acquire().await.map_err(|_| {
+            format!(
+                "{}; retry in {} seconds",
+                crate::audit::slots::BUSY_MESSAGE,
+                crate::audit::slots::RETRY_AFTER_SECONDS
+            )
+        })?;
         let audited = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
             audit_with(&input.source, input.path.as_deref(), language)
                 .map(|file| Report::from_files(vec![file]))
         })

@@ -21,6 +21,7 @@ use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use sha2::{Digest, Sha256};
 
 use super::Tier;
+use crate::stored_text::{self, limits, Problem};
 
 /// Issue files larger than this are refused (a newsletter issue is a few
 /// kilobytes; this is a guard, not a budget).
@@ -94,6 +95,16 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
     let Some(close) = lines[1..].iter().position(|line| line.trim_end() == "---").map(|at| at + 1) else {
         return Err(error(1, "the front matter is not closed by a `---` line"));
     };
+    // The stored-text rule: no NUL anywhere (PostgreSQL's text cannot hold
+    // one), named by the field whose line holds it.
+    if let Some(index) = lines.iter().position(|line| line.contains('\u{0}')) {
+        let field = match lines[index].split_once(':') {
+            Some((key, _)) if (1..close).contains(&index) => key.trim().to_string(),
+            _ if (1..close).contains(&index) => "front matter".to_string(),
+            _ => "body".to_string(),
+        };
+        return Err(error(index + 1, format!("{field}: {}", Problem::Nul)));
+    }
     let fields = front_matter(&lines[1..close])?;
     let field = |key: &str| fields.get(key).map(|(_, value)| value.as_str());
     let line_of = |key: &str| fields.get(key).map_or(close + 1, |(line, _)| *line);
@@ -107,9 +118,8 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
         }
     }
     let title = field("title").unwrap_or_default().trim().to_string();
-    if title.chars().count() > 200 {
-        return Err(error(line_of("title"), "title: at most 200 characters"));
-    }
+    stored_text::check("title:", &title, limits::ISSUE_TITLE)
+        .map_err(|problem| error(line_of("title"), problem.to_string()))?;
     let slug = field("slug").unwrap_or_default().trim().to_string();
     if !valid_slug(&slug) {
         return Err(error(
@@ -126,9 +136,8 @@ pub fn parse_issue(bytes: &[u8]) -> Result<ParsedIssue, FormatError> {
         error(line_of("tier"), format!("tier: `{tier_text}` is not one of free, pro, founder"))
     })?;
     let summary = field("summary").unwrap_or_default().trim().to_string();
-    if summary.chars().count() > 500 {
-        return Err(error(line_of("summary"), "summary: at most 500 characters"));
-    }
+    stored_text::check("summary:", &summary, limits::ISSUE_SUMMARY)
+        .map_err(|problem| error(line_of("summary"), problem.to_string()))?;
 
     // The body, split at the paywall line (outside code blocks).
     let body_start = close + 1;
@@ -574,6 +583,12 @@ mod tests {
             (file(FRONT, "a\n<!-- paywall -->\n  \n"), 9, "paid part is empty"),
             (file(FRONT, "   \n"), 8, "no body"),
             (vec![b'-', b'-', b'-', b'\n', 0xff, 0xfe], 2, "UTF-8"),
+            // The stored-text rule, named by field and line.
+            (file(&FRONT.replace("Loops", "Lo\u{0}ops"), "x"), 2, "title: must not contain NUL"),
+            (file(&FRONT.replace("Loops", "Lo\u{1b}[31mops"), "x"), 2, "title: must not contain control"),
+            (file(&FRONT.replace("Loops", &"L".repeat(201)), "x"), 2, "title: must be at most 200"),
+            (file(&FRONT.replace("Why", &"W".repeat(501)), "x"), 6, "summary: must be at most 500"),
+            (file(FRONT, "a\nb\u{0}c"), 9, "body: must not contain NUL"),
         ];
         for (bytes, line, needle) in cases {
             let problem = parse_issue(&bytes).unwrap_err();

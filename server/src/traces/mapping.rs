@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::loops::{validate_loop_name, RoundError};
+use crate::stored_text::{self, limits, Rule};
 
 /// The operation names of a model call (`gen_ai.operation.name`).
 const MODEL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
@@ -207,11 +208,11 @@ fn map_span(span: &Span, service_name: &str) -> Result<Option<MappedSpan>, Strin
         .map_err(|error| format!("service.name {service_name:?} is no loop name: {error}"))?;
     let conversation_id = text(attributes, "gen_ai.conversation.id").map(str::to_string);
     if let Some(id) = &conversation_id {
-        if id.trim().is_empty() || id.chars().count() > MAX_RUN_CHARS || id.contains('\u{0}') {
-            return Err(format!(
-                "gen_ai.conversation.id must be 1 to {MAX_RUN_CHARS} characters without NUL"
-            ));
+        if id.trim().is_empty() {
+            return Err(format!("gen_ai.conversation.id must be 1 to {MAX_RUN_CHARS} characters"));
         }
+        stored_text::check("gen_ai.conversation.id", id, Rule::text(MAX_RUN_CHARS))
+            .map_err(|error| error.to_string())?;
     }
 
     let mut detail = SpanDetail::default();
@@ -293,9 +294,9 @@ fn error_of(span: &Span) -> Result<Option<RoundError>, String> {
         .chars()
         .take(MAX_ERROR_CODE_CHARS)
         .collect();
-    if code.contains('\u{0}') || span_status.message.contains('\u{0}') {
-        return Err("error.type and the status description must not contain NUL characters".to_string());
-    }
+    stored_text::check("error.type", &code, Rule::text(MAX_ERROR_CODE_CHARS))
+        .and_then(|()| stored_text::check("the status description", &span_status.message, limits::ERROR_BODY))
+        .map_err(|error| error.to_string())?;
     Ok(Some(RoundError { code, body: span_status.message.clone() }))
 }
 

@@ -2,6 +2,7 @@
 //! static bundle and the JSON endpoints. Each area adds its own `router()`
 //! here; [`router`] merges them.
 
+pub mod error_bodies;
 mod health;
 pub mod rate_limit;
 
@@ -55,6 +56,9 @@ pub struct AppState {
     /// MCP requests a minute, per token.
     #[from_ref(skip)]
     pub mcp_limiter: Arc<RateLimiter<i64>>,
+    /// The audits the server runs at once (API, page form, MCP tool).
+    #[from_ref(skip)]
+    pub audit_slots: crate::audit::slots::AuditSlots,
 }
 
 impl AppState {
@@ -70,6 +74,10 @@ impl AppState {
         let subscribe_limiter = Arc::new(RateLimiter::per_minute(config.signin_rate_per_minute));
         let subscribe_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
         let mailer = Mailer::new(config.smtp_url.as_deref(), &config.mail_from);
+        let audit_slots = crate::audit::slots::AuditSlots::new(
+            config.audit_concurrency,
+            std::time::Duration::from_millis(u64::from(config.audit_wait_ms)),
+        );
         let stripe =
             config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
         AppState {
@@ -86,6 +94,7 @@ impl AppState {
             stripe,
             founders: crate::billing::live::FounderFeed::new(),
             mcp_limiter,
+            audit_slots,
         }
     }
 }
@@ -170,6 +179,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
+        .layer(axum::middleware::from_fn(error_bodies::fill_error_bodies))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -140,3 +140,47 @@ async fn concurrent_audits_all_answer() {
         assert_eq!(report["verdict"], "CONVERGES");
     }
 }
+
+#[tokio::test]
+async fn audits_beyond_the_slots_wait_then_get_503_with_retry_after() {
+    let db = crate::support::sqlite().await;
+    let url = db.url.clone();
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some(url.clone()),
+        "FIXEDPOINT_AUDIT_CONCURRENCY" => Some("1".to_string()),
+        "FIXEDPOINT_AUDIT_WAIT_MS" => Some("200".to_string()),
+        _ => None,
+    })
+    .unwrap();
+    assert_eq!((config.audit_concurrency, config.audit_wait_ms), (1, 200));
+    let state = AppState::new(config, db.store.clone());
+    let app = web::router(state.clone());
+    let body = json!({"source": LOOP, "language": "python"}).to_string();
+
+    // The only slot is taken (as by a long audit): the request waits its
+    // 200 ms, then is told when to come back.
+    let taken = state.audit_slots.acquire().await.unwrap();
+    let started = std::time::Instant::now();
+    let (status, retry, error) = post(&app, body.clone(), "127.0.0.1:1").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{error}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200), "it waited first");
+    assert_eq!(retry.as_deref(), Some("2"));
+    assert!(error["error"].as_str().unwrap().contains("retry"), "{error}");
+
+    // A slot freed while a request waits is taken by it.
+    let waiting = tokio::spawn({
+        let app = app.clone();
+        let body = body.clone();
+        async move { post(&app, body, "127.0.0.1:1").await.0 }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    drop(taken);
+    assert_eq!(waiting.await.unwrap(), StatusCode::OK);
+    assert_eq!(state.audit_slots.available(), 1, "the slot is given back after the audit");
+
+    // The default is as many slots as cores.
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| db.url.clone())).unwrap();
+    assert_eq!(config.audit_concurrency as usize, cores);
+    assert_eq!(config.audit_wait_ms, 2000);
+}

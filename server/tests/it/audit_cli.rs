@@ -235,3 +235,66 @@ fn a_reader_that_stops_reading_is_not_an_error() {
     assert_eq!(text(&output.stderr), "", "nothing to complain about");
     assert_eq!(output.status.code(), Some(1), "the verdict (DIVERGES) still decides the exit code");
 }
+
+/// Validates SARIF logs against the official SARIF 2.1.0 schema
+/// (`server/tests/fixtures/sarif`), formats included: `uri-reference` is
+/// what a raw file name with a space or a `#` fails.
+const VALIDATE: &str = r#"
+import json, sys
+import jsonschema
+schema = json.load(open(sys.argv[1]))
+checker = jsonschema.FormatChecker()
+if "uri-reference" not in checker.checkers:
+    sys.exit("jsonschema cannot check uri-reference: install rfc3986-validator (make test does)")
+validator = jsonschema.Draft4Validator(schema, format_checker=checker)
+failed = 0
+for path in sys.argv[2:]:
+    for error in validator.iter_errors(json.load(open(path))):
+        failed += 1
+        print("%s: %s at %s" % (path, error.message, "/".join(map(str, error.absolute_path))))
+sys.exit(1 if failed else 0)
+"#;
+
+#[test]
+fn sarif_logs_of_odd_file_names_are_valid_against_the_official_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "my loop.py",
+        "a#b.py",
+        "100%.py",
+        "what?.py",
+        "Schleife für Tests.py",
+        "名前.py",
+        "semi;colon.py",
+        "[x].py",
+    ];
+    let mut logs = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        let source = dir.path().join(name);
+        std::fs::write(&source, CONVERGES).unwrap();
+        let output = fixedpoint(&["audit", "--format", "sarif", source.to_str().unwrap()], None);
+        assert_eq!(output.status.code(), Some(0), "{name}: {}", text(&output.stderr));
+        let sarif: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let results = sarif["runs"][0]["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{name}: the log has results to check");
+        let log = dir.path().join(format!("{index}.sarif"));
+        std::fs::write(&log, &output.stdout).unwrap();
+        logs.push(log);
+    }
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/sarif/sarif-schema-2.1.0.json");
+    let mut args = vec!["-c".to_string(), VALIDATE.to_string(), schema.to_string()];
+    args.extend(logs.iter().map(|log| log.to_str().unwrap().to_string()));
+    // end2end/.venv's Python, which `make test` gives jsonschema and
+    // rfc3986-validator.
+    let python = crate::support::smtp::python();
+    let checked = Command::new(&python)
+        .args(&args)
+        .output()
+        .unwrap_or_else(|error| panic!("{python}: {error} (make test makes end2end/.venv)"));
+    assert!(
+        checked.status.success(),
+        "SARIF logs fail the official schema:\n{}{}",
+        text(&checked.stdout),
+        text(&checked.stderr)
+    );
+}

@@ -505,3 +505,33 @@ both_backends! {
         assert_eq!(founders(&site.app).await, json!({"taken": 1, "total": 1, "open": false}));
     }
 }
+
+both_backends! {
+    async fn an_event_about_a_subscription_stripe_does_not_know_is_acknowledged(db: TestDb) {
+        let site = site(&db, 100).await;
+        let now = server::store::now_millis() / 1000;
+        // Signed, about a subscription the (fake) Stripe answers 404 for: no
+        // retry would change that, so it is acknowledged, not failed.
+        for (id, kind, object) in [
+            ("evt_ghost_1", "customer.subscription.updated", json!({"id": "sub_ghost", "object": "subscription"})),
+            ("evt_ghost_2", "invoice.paid", json!({"id": "in_ghost", "subscription": "sub_ghost"})),
+        ] {
+            let event = json!({"id": id, "object": "event", "type": kind, "data": {"object": object}}).to_string();
+            let reply = deliver(&site, &event, &signature::sign(event.as_bytes(), WEBHOOK_SECRET, now)).await;
+            assert_eq!(reply.status, StatusCode::OK, "{kind}: {}", reply.body);
+            assert!(reply.body.contains("received"), "{}", reply.body);
+        }
+        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stripe_events").fetch_one(db.store.pool()).await.unwrap();
+        assert_eq!(seen, 2, "recorded as handled: a repeat is a duplicate");
+        // A Stripe that cannot answer at all is still a failure to retry.
+        let down = state_with(&db, &[vec![("STRIPE_API_BASE", "http://127.0.0.1:9".to_string())], site.fake.env(100)].concat());
+        let event = json!({"id": "evt_down", "object": "event", "type": "customer.subscription.updated", "data": {"object": {"id": "sub_x"}}}).to_string();
+        let request = axum::http::Request::post("/stripe/webhook")
+            .header("content-type", "application/json")
+            .header("stripe-signature", signature::sign(event.as_bytes(), WEBHOOK_SECRET, now))
+            .body(axum::body::Body::from(event))
+            .unwrap();
+        let reply = send(&server::web::router(down), request, "127.0.0.1:9").await;
+        assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", reply.body);
+    }
+}

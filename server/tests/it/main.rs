@@ -5,6 +5,7 @@
 mod support;
 
 mod accounts;
+mod addresses;
 mod alerts;
 mod audit_api;
 mod audit_cli;
@@ -12,6 +13,8 @@ mod audit_page;
 mod billing;
 mod connector;
 mod delivery;
+mod error_bodies;
+mod hostile_text;
 mod http_shell;
 mod ingest;
 mod ingest_cli;
@@ -19,5 +22,6 @@ mod ingest_live;
 mod loop_stream;
 mod mcp;
 mod newsletter;
+mod odd_names;
 mod store_contract;
 mod traces;
