@@ -156,13 +156,6 @@ mod browser {
         })
     }
 
-    /// The URL fragment without its `#`, if there is one.
-    pub fn fragment() -> Option<String> {
-        let hash = web_sys::window()?.location().hash().ok()?;
-        let hash = hash.strip_prefix('#').unwrap_or(&hash).to_string();
-        (!hash.is_empty()).then_some(hash)
-    }
-
     /// Replaces the fragment without adding a history entry (or clears it).
     pub fn set_fragment(fragment: Option<&str>) {
         let Some(window) = web_sys::window() else { return };
@@ -343,9 +336,6 @@ mod server_side {
     pub fn request_render(_id: u32, _format: &str, _source: &str, _language: &str, _path: &str) {}
     pub fn request_pack(_id: u32, _source: &str, _language: &str) {}
     pub fn request_unpack(_id: u32, _fragment: &str) {}
-    pub fn fragment() -> Option<String> {
-        None
-    }
     pub fn set_fragment(_fragment: Option<&str>) {}
     pub fn url_with_fragment(fragment: &str) -> String {
         format!("#{fragment}")

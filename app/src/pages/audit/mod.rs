@@ -230,9 +230,9 @@ pub fn AuditPage() -> impl IntoView {
     // can sit beside it. Then a share link, then the source this browser
     // kept, then what the server rendered.
     let rendered_source = opening.source.clone();
-    // After a navigation inside the site the router may put the new address
-    // in the window's history only once this page is shown: its own
-    // location already holds the fragment a link carried.
+    // The fragment a share link carries, from the router's location: after
+    // a navigation inside the site the window's address may be updated only
+    // once this page is shown; the router's holds it from the start.
     let router_hash = leptos_router::hooks::use_location().hash;
     Effect::new(move |_| {
         hydrated.set(true);
@@ -248,11 +248,11 @@ pub fn AuditPage() -> impl IntoView {
             audit_now();
             return;
         }
-        let fragment = client::fragment().or_else(|| {
+        let fragment = {
             let hash = router_hash.get_untracked();
             let hash = hash.trim_start_matches('#');
             (!hash.is_empty()).then(|| hash.to_string())
-        });
+        };
         match (fragment, client::kept_source()) {
             (Some(fragment), _) => client::request_unpack(new_request(), &fragment),
             (None, Some((text, lang))) => {
