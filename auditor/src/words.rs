@@ -57,7 +57,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         "round" | "rounds" | "epoch" | "epochs" | "hop" | "hops" | "generation" | "generations" => "round",
         "attempt" | "attempts" | "tries" | "try" | "retry" | "retries" | "retrying" => "attempt",
         "max" | "maximum" | "limit" | "limits" | "cap" | "ceiling" | "upto" => "max",
-        "token" | "tokens" | "tok" | "toks" | "tokenize" | "tokenizer" | "tiktoken" => "token",
+        "token" | "tokens" | "tok" | "toks" | "tokenize" | "tokenized" | "tokenizer" | "tiktoken" => "token",
         "cost" | "costs" | "usd" | "dollar" | "dollars" | "spend" | "spent" | "spending" | "price"
         | "money" | "cents" | "credit" | "credits" | "billing" | "funds" | "balance" => "cost",
         "budget" | "budgets" => "budget",

@@ -262,3 +262,48 @@ fn findings_filtered_by_severity_and_successes_in_a_row_are_goals_met() {
         &[E7],
     );
 }
+
+#[test]
+fn budget_checks_behind_calls_and_run_out_replies_are_budgets_and_bare_budget_fields_are_not() {
+    // A budget check's verdict leaves the loop: Go's error value, Python's
+    // result, Rust's `?` on a check defined in the source that hands it on.
+    check(
+        Go,
+        "package main\n\nfunc run(opts Options) error {\n\tfor {\n\t\tif err := checkBudget(opts); err != nil {\n\t\t\treturn err\n\t\t}\n\t\treply := callModel(opts)\n\t\tif len(reply.ToolCalls) == 0 {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n",
+        &[E1, E3],
+    );
+    check(
+        Rust,
+        "impl Agent {\n    fn check_budget(&self) -> Result<()> {\n        BudgetContext { tracker: &self.tracker }.check()\n    }\n    fn run(&mut self) -> Result<()> {\n        loop {\n            self.check_budget()?;\n            let reply = self.client.send(&self.messages)?;\n            if reply.tool_calls.is_empty() {\n                return Ok(());\n            }\n        }\n    }\n}\n",
+        &[E1, E3],
+    );
+    // The same call to a check the paste does not hold is a warning, not E3.
+    let unseen = "impl Agent {\n    fn run(&mut self) -> Result<()> {\n        loop {\n            self.check_budget()?;\n            let reply = self.client.send(&self.messages)?;\n            if reply.tool_calls.is_empty() {\n                return Ok(());\n            }\n        }\n    }\n}\n";
+    check(Rust, unseen, &[E1]);
+    assert!(has_warning(Rust, unseen, "check-not-in-source"));
+    // The reply or the output says the context or the usage ran out.
+    check(
+        Python,
+        "def run(state):\n    while True:\n        state = generate(state)\n        if state.output.stop_reason == \"model_length\":\n            break\n        if not state.output.tool_calls:\n            return state\n",
+        &[E1, E3],
+    );
+    check(
+        Bash,
+        "while true; do\n  claude -p \"$PROMPT\" > \"$OUT\"\n  if grep -qi \"usage limit reached\" \"$OUT\"; then\n    break\n  fi\n  grep -q COMPLETE \"$OUT\" && exit 0\ndone\n",
+        &[E1, E3],
+    );
+    // Tokens weighed to decide when to compact the history: the loop goes on.
+    check(
+        Python,
+        "class Runner:\n    def _check_and_compact(self):\n        tokens_used = self.usage.total_tokens\n        if tokens_used < self.threshold:\n            return False\n        self.messages = summarise(self.messages)\n        return True\n\n    def run(self):\n        while self.turns < self.max_turns:\n            self.turns += 1\n            if not self._check_and_compact():\n                reply = self.client.create(self.messages)\n            if not reply.tool_calls:\n                return reply\n",
+        &[E1, E2],
+    );
+    // A struct field or a logged key named budget says nothing of spend; a
+    // budget built from a count of passes is a turn cap.
+    check(
+        Go,
+        "package main\n\nfunc (e *Engine) Run(ctx context.Context) error {\n\tfor step := 0; step < e.maxSteps; step++ {\n\t\treq := Request{Budgets: e.budget.Snapshot()}\n\t\treply := e.planner.Plan(ctx, req)\n\t\tif reply.Done {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E1, E2],
+    );
+    check(Python, "def run(agent, task):\n    agent.run(task, max_budget_usd=2.5)\n", &[E3]);
+}

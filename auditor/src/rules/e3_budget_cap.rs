@@ -26,11 +26,33 @@
 use super::{name_words, ClauseView, COUNT_WORDS};
 use crate::facts::{CallFact, Facts, KwargFact};
 
+/// Words of money or tokens spent (canonical: `usd` and `credits` are
+/// `cost`): what a bare `budget` must count to be one.
+const SPEND_WORDS: &[&str] = &["cost", "token", "usage"];
+
+/// Words of keeping a context short, which a loop does and goes on.
+const CONTEXT_MANAGEMENT_WORDS: &[&str] = &[
+    "compact",
+    "compaction",
+    "compress",
+    "compression",
+    "summarize",
+    "summarise",
+    "truncate",
+    "trim",
+    "prune",
+];
+
 /// Words of a context window that ran full.
 const WINDOW_WORDS: &[&str] = &["full", "overflow", "window", "length", "exceeded", "exceed"];
 
 /// A budget error caught to leave the loop (`except CostLimitExceeded:`,
 /// `except ContextWindowExceededError:`).
+/// Whether `word` is one of keeping a context short.
+pub(crate) fn manages_context(word: &str) -> bool {
+    CONTEXT_MANAGEMENT_WORDS.contains(&word)
+}
+
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
     view.has("cost")
         || view.has("budget")
@@ -40,12 +62,34 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // Tokens measured to decide when to compact the history: the loop
+    // shortens its context and goes on (`if tokens_used < threshold:
+    // return False` in `_check_and_compact`).
+    if view.any(CONTEXT_MANAGEMENT_WORDS) {
+        return false;
+    }
     // The context window ran full (`if ctx_full:`, `context_overflow`).
     if view.any(&["context", "ctx"]) && view.any(&["full", "overflow", "window"]) {
         return true;
     }
     // Tokens counted with the model's encoder: `len(enc.encode(prompt)) > N`.
     if view.any_callee(&["encode"]) && view.has("len") && clause.ordering {
+        return true;
+    }
+    // The verdict of a budget check (`if err := checkBudget(..); err !=
+    // nil`, `if not self.ensure_budget():`).
+    if view.has("budget") && view.any(CHECK_VERBS) && !view.any(COUNT_WORDS) {
+        return true;
+    }
+    // The reply says the context or the account's usage ran out
+    // (`stop_reason == "model_length"`, `tool_calls == "context_limit"`,
+    // `grep -qi "usage limit reached"`).
+    // (Literals are read as canonical words: `model_length` is `model len`.)
+    let ran_out = ["max", "len", "window", "exceeded", "exceed", "overflow", "reached", "exhausted"];
+    if (view.any_literal(&["model"]) && view.any_literal(&["len"]))
+        || (view.any_literal(&["context"]) && view.any_literal(&ran_out))
+        || (view.any_literal(&["usage", "quota", "cost", "budget"]) && view.any_literal(&ran_out))
+    {
         return true;
     }
     let exceeded = view.any(&["over", "exceed", "exceeded", "exceeds", "exhausted"]);
@@ -77,13 +121,44 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     if kwarg.in_loop || has("thinking") || matches!(kwarg.name.as_str(), "budget_tokens" | "BudgetTokens") {
         return false;
     }
-    if has("cost") || (has("budget") && !words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()))) {
+    if has("cost") {
         return has("max") || has("budget") || has("limit");
+    }
+    // A bare `budget` (a struct field `Budget: b`, a logged `"tool_budget"`)
+    // says nothing of what it counts: its value must be spend, and a value
+    // built from a count of passes (`IterationBudget::new(max_iterations)`)
+    // is a turn cap.
+    if has("budget") && !words.iter().any(|w| COUNT_WORDS.contains(&w.as_str())) {
+        let value_has = |word: &str| kwarg.value_words.iter().any(|w| w == word);
+        let counts_passes = kwarg.value_words.iter().any(|w| COUNT_WORDS.contains(&w.as_str()));
+        let spend = SPEND_WORDS.iter().any(|w| has(w) || value_has(w));
+        // (`max_budget=2.5`: an amount with cents is money.)
+        let amount = kwarg.value_text.trim().contains('.') && kwarg.value_text.trim().parse::<f64>().is_ok();
+        return !counts_passes && (spend || amount);
     }
     // `max_tokens` caps one answer; a total or a budget of tokens caps the loop.
     has("token") && (has("total") || has("budget")) && (has("max") || has("limit"))
 }
 
-pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     matches!(call.callee_last.as_str(), "TokenUsageTermination" | "CostTermination")
+        || checks_budget_and_leaves(facts, call)
+}
+
+/// Verbs of a call that checks something and fails when it does not hold.
+const CHECK_VERBS: &[&str] = &["check", "enforce", "ensure", "verify", "guard"];
+
+/// `self.check_budget()?` in the loop, where `check_budget` is defined in
+/// the source and hands the check on (`BudgetContext { .. }.check()`): its
+/// failure leaves the loop, and its name says what it checks. A callee the
+/// source does not define stays a warning (`check-not-in-source`).
+fn checks_budget_and_leaves(facts: &Facts, call: &CallFact) -> bool {
+    if !call.in_loop || call.caught {
+        return false;
+    }
+    let words = crate::words::canonical_words(&call.callee_last);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    has("budget")
+        && CHECK_VERBS.iter().any(|verb| has(verb))
+        && facts.functions.iter().any(|f| f.name.as_deref() == Some(call.callee_last.as_str()))
 }

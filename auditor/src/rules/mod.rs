@@ -334,6 +334,25 @@ pub(crate) const COUNT_WORDS: &[&str] = &["iter", "turn", "step", "round", "atte
 /// only when they say nothing on the words of where its values come from
 /// (`history` in `rounds = len(history)` must not outvote `rounds` itself).
 pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Option<ExitId> {
+    let id = classify_link_words(provenance, link)?;
+    // Tokens weighed inside `_check_and_compact()` decide when to shorten
+    // the history, and the loop goes on: not a budget.
+    if id == ExitId::E3
+        && link.via.as_ref().is_some_and(|via| calls_context_management(provenance.facts, via))
+    {
+        return None;
+    }
+    Some(id)
+}
+
+/// Whether the call at `via` names the keeping of a context short.
+fn calls_context_management(facts: &Facts, via: &std::ops::Range<usize>) -> bool {
+    facts.calls.iter().filter(|call| call.range.start >= via.start && call.range.end <= via.end).any(|call| {
+        crate::words::canonical_words(&call.callee_last).iter().any(|w| e3_budget_cap::manages_context(w))
+    })
+}
+
+fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<ExitId> {
     let clause = provenance.facts.clauses.get(link.clause)?;
     let (role, loop_id) = (link.role, Some(link.loop_id));
     let returns_value = provenance.facts.returns_value(&link.site);
