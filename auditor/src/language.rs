@@ -434,6 +434,13 @@ fn content_scores(source: &str) -> [u32; 7] {
         let index = Language::ALL.iter().position(|l| *l == language).unwrap_or(0);
         scores[index] += points;
     };
+    // TypeScript imports its types by the name: two or more names in the
+    // import lists of the kind that only types wear (`MessageParam`,
+    // `ToolResultBlockParam`, `AgentOptions`) are TypeScript's, even when the
+    // lines below the imports are not in the paste.
+    if type_like_imports(source) >= 2 {
+        add(Language::TypeScript, 3);
+    }
     for line in source.lines().take(400) {
         let line = line.trim();
         // Comments say what the code is in any language (`@type {string}`).
@@ -575,6 +582,76 @@ fn content_scores(source: &str) -> [u32; 7] {
     scores
 }
 
+/// Endings of the names that import lists bring in as types: a parameter,
+/// options or schema type, a block or part of a message. JavaScript imports
+/// classes and functions (`HumanMessage`, `createAgent`), which these
+/// endings leave out.
+const TYPE_NAME_ENDINGS: &[&str] = &[
+    "Param",
+    "Params",
+    "Props",
+    "Options",
+    "Opts",
+    "Config",
+    "Configuration",
+    "Type",
+    "Types",
+    "Schema",
+    "Block",
+    "Part",
+    "Interface",
+    "Spec",
+    "Input",
+    "Output",
+    "Args",
+    "Arguments",
+    "Context",
+    "Event",
+    "Definition",
+    "Def",
+    "Metadata",
+    "Payload",
+    "Handler",
+    "Callback",
+    "Like",
+    "Info",
+    "Result",
+    "Response",
+    "Request",
+    "Item",
+    "Data",
+    "Settings",
+];
+
+/// How many names of the paste's `import { ... }` lists (one line or
+/// several, the last one perhaps cut off) are type-like: a capital first
+/// letter and one of [`TYPE_NAME_ENDINGS`] after at least one more hump.
+fn type_like_imports(source: &str) -> usize {
+    let mut count = 0;
+    let mut rest = source;
+    while let Some(at) = rest.find("import") {
+        let after = rest[at + "import".len()..].trim_start();
+        let after = after.strip_prefix("type ").unwrap_or(after).trim_start();
+        let Some(list) = after.strip_prefix('{') else {
+            rest = &rest[at + "import".len()..];
+            continue;
+        };
+        let end = list.find('}').unwrap_or(list.len());
+        for name in list[..end].split(',') {
+            let name = name.trim();
+            let name = name.strip_prefix("type ").unwrap_or(name).split_whitespace().next().unwrap_or("");
+            let typed = name.starts_with(|c: char| c.is_ascii_uppercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric())
+                && TYPE_NAME_ENDINGS
+                    .iter()
+                    .any(|ending| name.strip_suffix(ending).is_some_and(|stem| stem.len() >= 2));
+            count += usize::from(typed);
+        }
+        rest = &list[end..];
+    }
+    count
+}
+
 /// A name in a multi-line import list marked as a type (`type Message,`):
 /// TypeScript only.
 fn is_type_import_name(line: &str) -> bool {
@@ -689,6 +766,34 @@ mod tests {
         );
         // A file of comments alone says nothing: no guess.
         check(None, "// The release helper.\n//\n// Reads the log, then drafts the notes.\n", None);
+    }
+
+    #[test]
+    fn import_lists_of_types_are_typescript_and_of_classes_are_not() {
+        // Only imports, with no line below them: the type-like names decide.
+        check(
+            None,
+            "import { Anthropic } from \"@anthropic-ai/sdk\";\nimport {\n  ContentBlockParam,\n  MessageParam,\n  Tool,\n  ToolResultBlockParam,\n} from \"@anthropic-ai/sdk/resources/messages\";\nimport readline from \"readline/promises\";\n",
+            Some(Language::TypeScript),
+        );
+        check(
+            None,
+            "import { AgentOptions, RunResult } from './types';\nimport { callModel } from './model';\n",
+            Some(Language::TypeScript),
+        );
+        // Message classes and functions are what JavaScript imports.
+        check(
+            None,
+            "import { ChatOpenAI } from \"@langchain/openai\";\nimport { HumanMessage, SystemMessage, ToolMessage } from \"@langchain/core/messages\";\nimport { tool } from \"@langchain/core/tools\";\n",
+            Some(Language::JavaScript),
+        );
+        // One such name is not enough.
+        check(
+            None,
+            "import { runAgent, AgentConfig } from './agent';\nimport fs from 'fs';\n",
+            Some(Language::JavaScript),
+        );
+        assert_eq!(type_like_imports("import { Param, XParam, ToolParam, ToolUseBlock } from 'x'"), 2);
     }
 
     #[test]

@@ -307,3 +307,36 @@ fn budget_checks_behind_calls_and_run_out_replies_are_budgets_and_bare_budget_fi
     );
     check(Python, "def run(agent, task):\n    agent.run(task, max_budget_usd=2.5)\n", &[E3]);
 }
+
+#[test]
+fn client_and_step_timeouts_and_escalations_without_a_person_are_not_exits() {
+    // A client's timeout bounds each request it makes.
+    check(
+        Rust,
+        "fn run(config: &Config) -> Result<()> {\n    let http = reqwest::Client::builder()\n        .timeout(config.http_timeout)\n        .build()?;\n    for _ in 0..config.max_turns {\n        let reply = ask(&http)?;\n        if reply.tool_calls.is_empty() {\n            return Ok(());\n        }\n    }\n    Ok(())\n}\n",
+        &[E1, E2],
+    );
+    // A context named for one step bounds that step; one around the run
+    // bounds the run.
+    let step = "package main\n\nfunc (r *Runner) Run(ctx context.Context) error {\n\tprepCtx, prepCancel := context.WithTimeout(ctx, 30*time.Second)\n\tdefer prepCancel()\n\tr.prepare(prepCtx)\n\tfor i := 0; i < r.maxTurns; i++ {\n\t\treply := r.model.Call(ctx)\n\t\tif len(reply.ToolCalls) == 0 {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n";
+    check(Go, step, &[E1, E2]);
+    check(
+        Go,
+        &step
+            .replace("prepCtx, prepCancel", "ctx, cancel")
+            .replace("prepCancel()", "cancel()")
+            .replace("r.prepare(prepCtx)", "r.prepare(ctx)"),
+        &[E1, E2, E4],
+    );
+    // Escalated by its own stuck tracker: no person is named.
+    check(
+        Python,
+        "def run(agent):\n    for _ in range(MAX_TURNS):\n        reply = agent.step()\n        if reply.escalated:\n            return reply\n        if not reply.tool_calls:\n            return reply\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "def run(agent):\n    for _ in range(MAX_TURNS):\n        reply = agent.step()\n        if reply.escalate_to_human:\n            return reply\n        if not reply.tool_calls:\n            return reply\n",
+        &[E1, E2, E6],
+    );
+}

@@ -104,7 +104,31 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
             !call.in_loop
                 && call.decorator_loop.is_none()
                 && call.enclosing_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
+                && !configures_a_client(call)
+                && !bounds_one_step(facts, call)
         }
         _ => false,
     }
+}
+
+/// `reqwest::Client::builder().timeout(..)`, `http.timeout(..)`: the
+/// timeout of every request the client makes, not of the loop.
+fn configures_a_client(call: &CallFact) -> bool {
+    let callee = call.callee.to_ascii_lowercase();
+    ["client", "builder", "http", "request", "session"].iter().any(|word| callee.contains(word))
+}
+
+/// `prepCtx, prepCancel := context.WithTimeout(ctx, 30*time.Second)`: a
+/// context named for one step (preparing, stopping, a probe) bounds that
+/// step, not the run.
+fn bounds_one_step(facts: &Facts, call: &CallFact) -> bool {
+    const STEPS: &[&str] = &[
+        "prep", "stop", "shutdown", "cleanup", "close", "probe", "health", "dial", "connect", "req", "fetch",
+        "read", "write", "init", "setup", "drain", "flush", "save",
+    ];
+    facts
+        .assigns
+        .iter()
+        .filter(|a| a.range.start <= call.range.start && a.range.end >= call.range.end)
+        .any(|a| crate::words::canonical_words(&a.target).iter().any(|w| STEPS.contains(&w.as_str())))
 }

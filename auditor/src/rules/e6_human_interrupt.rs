@@ -65,7 +65,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && view.any(&["keyboard", "human", "ctrl", "esc", "escape", "key", "sigint"]))
         || view.has("sigint")
         || (view.has("esc") && view.any(&["key", "pressed", "press", "cancel"]));
-    if persons_interrupt || view.has("escalate") || view.has("confirm") {
+    // An escalation is a person's only when the clause says to whom: a
+    // run escalated by its own stuck tracker or a hard limit is not.
+    let escalated_to_a_person = view.has("escalate") && view.any(&["human", "operator", "person", "manual"]);
+    if persons_interrupt || escalated_to_a_person || view.has("confirm") {
         return true;
     }
     // An approval that a model reviewer gives is a goal check (E1), one
