@@ -2627,7 +2627,12 @@ impl<'s, 't> Walker<'s, 't> {
                     .or_else(|| self.field(node, "value"))
                     .or_else(|| self.field(node, "communication"))
                     .or_else(|| node.named_child(0).filter(|c| c.kind() == "case_pattern"));
-                nodes.extend(pattern);
+                // `StopReason::MaxTokens | StopReason::EndTurn =>`: each
+                // alternative is a test of its own, so that the words of one
+                // do not join the other's (`max` and `turn` are no turn cap).
+                if let Some(pattern) = pattern {
+                    alternatives_of(pattern, &mut nodes);
+                }
                 if let Some(guard) = self.field(node, "guard") {
                     nodes.push(guard);
                 }
@@ -3260,5 +3265,32 @@ impl<'s, 't> Walker<'s, 't> {
         clause.callees.sort();
         clause.callees.dedup();
         Collected { clause }
+    }
+}
+
+/// The alternatives of an or-pattern (Rust's `A | B`, Python's `case A | B:`),
+/// flattened, or the pattern itself when it has none.
+fn alternatives_of<'t>(pattern: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let inner =
+        if matches!(pattern.kind(), "match_pattern" | "case_pattern") && pattern.named_child_count() == 1 {
+            pattern.named_child(0).unwrap_or(pattern)
+        } else {
+            pattern
+        };
+    if !matches!(inner.kind(), "or_pattern" | "union_pattern") {
+        out.push(pattern);
+        return;
+    }
+    let mut cursor = inner.walk();
+    let children: Vec<Node<'t>> =
+        inner.named_children(&mut cursor).filter(|c| c.kind() != "comment").collect();
+    // Literals (`"/quit" | "/exit" | "/q"`) are one set of words that the
+    // subject is tested against, read together as a membership test.
+    if children.iter().all(|child| child.kind().contains("literal") || child.kind() == "string") {
+        out.push(pattern);
+        return;
+    }
+    for child in children {
+        alternatives_of(child, out);
     }
 }

@@ -340,3 +340,20 @@ fn client_and_step_timeouts_and_escalations_without_a_person_are_not_exits() {
         &[E1, E2, E6],
     );
 }
+
+#[test]
+fn each_alternative_of_an_or_pattern_is_its_own_test() {
+    // `MaxTokens | EndTurn`: the words of one alternative do not join the
+    // other's into a turn cap.
+    check(
+        Rust,
+        "async fn run(&mut self) -> Result<()> {\n    loop {\n        let reply = self.client.send(&self.messages).await?;\n        match reply.stop_reason {\n            StopReason::ToolUse => self.run_tools(&reply).await?,\n            StopReason::MaxTokens | StopReason::EndTurn => break,\n        }\n    }\n    Ok(())\n}\n",
+        &[E1],
+    );
+    // A set of typed commands stays one test of what the person typed.
+    check(
+        Rust,
+        "fn repl() {\n    loop {\n        let mut input = String::new();\n        std::io::stdin().read_line(&mut input).unwrap();\n        match input.trim() {\n            \"/quit\" | \"/exit\" | \"/q\" => break,\n            text => ask(text),\n        }\n    }\n}\n",
+        &[E6],
+    );
+}
