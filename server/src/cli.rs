@@ -258,13 +258,9 @@ async fn serve() -> anyhow::Result<()> {
     };
     // The peer address reaches handlers for per-client rate limits.
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    // Without TCP_NODELAY a response written in two parts (headers, then a
-    // file's body) waits on the client's delayed ACK: 40 ms per static file.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "could not set TCP_NODELAY");
-        }
-    });
+    // TCP_NODELAY, and hyper's own bare refusals (414, a request line it
+    // cannot read) given a body as the router's are.
+    let listener = web::listener::site_listener(listener);
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
     traces_sweeper.abort();

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod admin;
 pub mod audit;
+pub mod error_page;
 pub mod home;
 pub mod issues;
 pub mod lazy;

@@ -50,8 +50,10 @@ pub async fn receive(State(state): State<AppState>, headers: HeaderMap, body: By
         tracing::warn!(%problem, "refused a webhook");
         return refuse(StatusCode::BAD_REQUEST, &problem.to_string());
     }
-    let Ok(event) = serde_json::from_slice::<Value>(&body) else {
-        return refuse(StatusCode::BAD_REQUEST, "the body is not JSON");
+    let event = match crate::loops::wire::strict_json(&body) {
+        Ok(event) => event,
+        Err(error) if error.is_data() => return refuse(StatusCode::BAD_REQUEST, &error.to_string()),
+        Err(_) => return refuse(StatusCode::BAD_REQUEST, "the body is not JSON"),
     };
     let (Some(id), Some(kind)) = (event["id"].as_str(), event["type"].as_str()) else {
         return refuse(StatusCode::BAD_REQUEST, "id and type: required");

@@ -419,6 +419,74 @@ pub fn strict_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
     serde_json::from_slice::<Strict>(bytes).map(|Strict(value)| value)
 }
 
+/// Refuses JSON holding a key twice in one object, as [`strict_json`] does,
+/// without building the value: for bodies that are then decoded into types
+/// of their own (an OTLP export, a JSON-RPC message), whose decoders keep
+/// the last of two keys or ignore unknown ones given twice.
+pub fn refuse_keys_twice(bytes: &[u8]) -> Result<(), serde_json::Error> {
+    serde_json::from_slice::<KeysOnce>(bytes).map(|_| ())
+}
+
+/// A JSON value checked for keys given twice, and dropped.
+struct KeysOnce;
+
+impl<'de> Deserialize<'de> for KeysOnce {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<KeysOnce, D::Error> {
+        deserializer.deserialize_any(KeysOnceVisitor)
+    }
+}
+
+struct KeysOnceVisitor;
+
+impl<'de> serde::de::Visitor<'de> for KeysOnceVisitor {
+    type Value = KeysOnce;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_unit<E>(self) -> Result<KeysOnce, E> {
+        Ok(KeysOnce)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<KeysOnce, A::Error> {
+        while seq.next_element::<KeysOnce>()?.is_some() {}
+        Ok(KeysOnce)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KeysOnce, A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if keys.contains(&key) {
+                return Err(serde::de::Error::custom(format!("the key {key:?} is given twice")));
+            }
+            map.next_value::<KeysOnce>()?;
+            keys.insert(key);
+        }
+        Ok(KeysOnce)
+    }
+}
+
 /// A JSON value whose objects hold each key once.
 struct Strict(Value);
 
@@ -679,6 +747,24 @@ mod tests {
             assert!(error.contains("given twice"), "{error}");
         }
         assert!(RoundReport::from_json(br#"{"round": 1, "state": "a", "state": "b"}"#).is_err());
+    }
+
+    #[test]
+    fn keys_given_twice_are_found_without_building_the_value() {
+        let body = br#"{"a": [1, {"b": null, "c": {"d": "x"}}], "e": 2.5, "f": true}"#;
+        assert!(refuse_keys_twice(body).is_ok());
+        for (twice, key) in [
+            (&br#"{"round": 1, "round": 2}"#[..], "round"),
+            (
+                br#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "x": 1, "name": "b"}]}]}]}"#,
+                "name",
+            ),
+            (br#"[{"k": {}, "k": {}}]"#, "k"),
+        ] {
+            let error = refuse_keys_twice(twice).unwrap_err().to_string();
+            assert!(error.contains(&format!("the key {key:?} is given twice")), "{error}");
+        }
+        assert!(refuse_keys_twice(b"{\"a\": 1").is_err(), "not JSON at all");
     }
 
     #[test]

@@ -120,6 +120,8 @@ fn refuse(status: StatusCode, message: &str, challenge: Option<&'static str>) ->
         StatusCode::UNAUTHORIZED => -32001,
         StatusCode::FORBIDDEN => -32003,
         StatusCode::TOO_MANY_REQUESTS => -32029,
+        // JSON-RPC's parse error.
+        StatusCode::BAD_REQUEST => -32700,
         _ => -32603,
     };
     let body = json!({ "jsonrpc": "2.0", "id": null, "error": { "code": code, "message": message } });
@@ -214,7 +216,21 @@ pub async fn authorize(State(state): State<AppState>, mut request: Request, next
     }
     tracing::info!(token = caller.token_id, method = %request.method(), "mcp request");
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    // rmcp reads a JSON-RPC message with serde, which keeps the last of a
+    // key given twice: such a message is refused here, naming the key.
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MCP_MAX_BODY_BYTES).await else {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("the request is larger than {MCP_MAX_BODY_BYTES} bytes"),
+            None,
+        );
+    };
+    match crate::loops::wire::refuse_keys_twice(&bytes) {
+        Err(error) if error.is_data() => return refuse(StatusCode::BAD_REQUEST, &error.to_string(), None),
+        _ => {}
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 fn unavailable(error: &dyn std::fmt::Display) -> Response {

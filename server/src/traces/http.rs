@@ -223,7 +223,10 @@ pub fn decode(encoding: Encoding, bytes: &[u8]) -> Result<ExportTraceServiceRequ
     match encoding {
         Encoding::Protobuf => ExportTraceServiceRequest::decode(bytes)
             .map_err(|error| format!("the body is not a protobuf ExportTraceServiceRequest: {error}")),
-        Encoding::Json => serde_json::from_slice(bytes)
+        // The OTLP types keep the last of two keys and ignore unknown ones
+        // however often they come: a key given twice is refused first.
+        Encoding::Json => crate::loops::wire::refuse_keys_twice(bytes)
+            .and_then(|()| serde_json::from_slice(bytes))
             .map_err(|error| format!("the body is not an OTLP/JSON ExportTraceServiceRequest: {error}")),
     }
 }

@@ -21,6 +21,8 @@ const MODEL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_conten
 pub const FINDING_EVENT: &str = "fixedpoint.finding";
 /// What an error code may hold (the ingest contract's `error.code` limit).
 const MAX_ERROR_CODE_CHARS: usize = 256;
+/// What a tool's name may hold: one line of this many characters.
+const MAX_TOOL_NAME_CHARS: usize = 256;
 /// What a run id may hold (the ingest contract's `run` limit).
 const MAX_RUN_CHARS: usize = crate::loops::wire::MAX_RUN_CHARS;
 /// At most this many refusals are spelled out in `partial_success`.
@@ -233,8 +235,16 @@ fn map_span(span: &Span, service_name: &str) -> Result<Option<MappedSpan>, Strin
                 .or_else(|| span.name.strip_prefix("execute_tool ").map(str::to_string))
                 .filter(|name| !name.trim().is_empty())
                 .ok_or_else(|| "a tool call needs gen_ai.tool.name".to_string())?;
+            // The stored-text rule: both are kept with the span until its
+            // round is complete, then with the round's tool calls.
+            stored_text::check("gen_ai.tool.name", &name, Rule::line(MAX_TOOL_NAME_CHARS))
+                .map_err(|error| error.to_string())?;
             detail.tool = Some(name);
             detail.arguments = value(attributes, "gen_ai.tool.call.arguments").map(json_text);
+            if let Some(arguments) = &detail.arguments {
+                stored_text::check("gen_ai.tool.call.arguments", arguments, Rule::text(usize::MAX))
+                    .map_err(|error| error.to_string())?;
+            }
             // A tool may run a model of its own and report what it used.
             detail.input_tokens =
                 first_int(attributes, &["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"]);

@@ -4,6 +4,7 @@
 
 pub mod error_bodies;
 mod health;
+pub mod listener;
 pub mod rate_limit;
 
 use std::sync::Arc;

@@ -1,16 +1,18 @@
 //! One rule for stored text (issue 23): the same table of hostile values
-//! goes through every way text gets in (the ingest API, heartbeats, a signed
-//! Stripe webhook, the sign-in and subscribe forms, the issue and subscriber
-//! imports) on SQLite and on PostgreSQL. Both databases must give the same
-//! answer to each, and no answer may be a 5xx.
+//! goes through every way text gets in (the ingest API, heartbeats, OTLP
+//! traces as JSON, a signed Stripe webhook, the sign-in and subscribe
+//! forms, the team and loop pages' forms, the issue and subscriber imports)
+//! on SQLite and on PostgreSQL. Both databases must give the same answer to
+//! each, no answer may be a 5xx, and nothing refused is stored.
 
 use axum::body::Body;
 use axum::http::{header, Request};
 use serde_json::Value;
+use server::accounts::TeamRole;
 use server::billing::signature;
 
 use crate::support::fake_stripe::{SECRET_KEY, WEBHOOK_SECRET};
-use crate::support::http::{app_with, fixedpoint, send};
+use crate::support::http::{app_with, fixedpoint, post_form, send, session_cookie};
 use crate::support::TestDb;
 
 /// A hostile value three ways: as a JSON string literal (raw bytes, so that
@@ -83,6 +85,59 @@ const INGEST: [(&str, &str, &str); 10] = [
     ("heartbeat", "subject", r#"{"status":"blocked","reason":"awaiting_approval","subject":@}"#),
 ];
 
+/// OTLP/JSON exports with a hostile value in one attribute, by the name a
+/// refusal gives it. `TRACE` is replaced by a trace id of the case's own.
+const TRACES: [(&str, &str); 7] = [
+    (
+        "gen_ai.agent.name",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"chat m","startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600050000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.agent.name","value":{"stringValue":@}}]}]}]}]}"#,
+    ),
+    (
+        "service.name",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":@}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"chat m","startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600050000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]}]}]}]}"#,
+    ),
+    (
+        "gen_ai.conversation.id",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"chat m","startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600050000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.conversation.id","value":{"stringValue":@}}]}]}]}]}"#,
+    ),
+    (
+        "gen_ai.tool.name",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000003","parentSpanId":"0000000000000001","name":"execute_tool","startTimeUnixNano":"1767225600060000000","endTimeUnixNano":"1767225600070000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":@}}]}]}]}]}"#,
+    ),
+    (
+        "gen_ai.tool.call.arguments",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000003","parentSpanId":"0000000000000001","name":"execute_tool","startTimeUnixNano":"1767225600060000000","endTimeUnixNano":"1767225600070000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":"search"}},{"key":"gen_ai.tool.call.arguments","value":{"stringValue":@}}]}]}]}]}"#,
+    ),
+    (
+        "the status description",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"chat m","startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600050000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}],"status":{"code":2,"message":@}}]}]}]}"#,
+    ),
+    (
+        "message",
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"svc"}}]},"scopeSpans":[{"spans":[{"traceId":"TRACE","spanId":"0000000000000002","parentSpanId":"0000000000000001","name":"chat m","startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600050000000","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}],"events":[{"name":"fixedpoint.finding","timeUnixNano":"1767225600040000000","attributes":[{"key":"target.id","value":{"stringValue":"t"}},{"key":"severity","value":{"stringValue":"info"}},{"key":"criterion","value":{"stringValue":"c"}},{"key":"message","value":{"stringValue":@}}]}]}]}]}]}"#,
+    ),
+];
+
+/// The team page's forms and the loop page's STEER, by the name a refusal
+/// gives the field a hostile value goes into (`@` the value,
+/// percent-encoded).
+const FORMS: [(&str, &str, &str); 4] = [
+    ("/teams/acme", "name", "action=create_token&name=@"),
+    ("/teams/acme", "url", "action=set_webhook&url=https%3A%2F%2Fhooks.example%2F@"),
+    ("/teams/acme", "email", "action=invite&email=@%40x.test"),
+    ("/loops/steered?team=acme", "steer", "action=steer&note=@"),
+];
+
+/// The notice a team or loop page answered a form with.
+fn notice(body: &str) -> String {
+    let Some(at) = body.find("team-notice\"").or_else(|| body.find("loop-notice\"")) else {
+        return format!("no notice: {}", body.chars().take(120).collect::<String>());
+    };
+    let rest = &body[at..];
+    let rest = &rest[rest.find('>').map_or(0, |end| end + 1)..];
+    rest[..rest.find("</p>").unwrap_or(rest.len())].chars().take(200).collect()
+}
+
 /// What an answer came to, in a form both databases must match exactly.
 #[derive(Debug, PartialEq)]
 struct Answer {
@@ -104,8 +159,16 @@ async fn answers(db: TestDb) -> Vec<Answer> {
         ("FIXEDPOINT_SIGNIN_RATE_PER_MINUTE", "1000".to_string()),
     ];
     let app = app_with(&db, &stripe);
-    db.store.create_team("acme").await.unwrap();
+    let team = db.store.create_team("acme").await.unwrap();
     let token = db.store.create_loop_token("acme", "ci").await.unwrap().secret;
+    db.store.add_team_member("acme", "admin@x.test", TeamRole::Admin).await.unwrap();
+    let admin = session_cookie(&db, "admin@x.test").await;
+    let steered = Request::post("/api/v1/loops/steered/rounds")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"round":1,"state":"s"}"#))
+        .unwrap();
+    assert_eq!(send(&app, steered, "127.0.0.1:1").await.status, 200);
     let mut out = Vec::new();
     let mut record = |case: String, status: u16, body: String| {
         assert!(status < 500, "{case}: {status} {body}");
@@ -125,6 +188,32 @@ async fn answers(db: TestDb) -> Vec<Answer> {
                 format!("{endpoint} {field}: {}", value.name),
                 reply.status.as_u16(),
                 json_or_text(&reply.body),
+            );
+        }
+
+        // An OTLP/JSON export with the value in one attribute.
+        for (number, (field, template)) in TRACES.iter().enumerate() {
+            let trace = format!("{:032x}", 0x1000 + index * 100 + number);
+            let request = Request::post("/v1/traces")
+                .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(fill(&template.replace("TRACE", &trace), &value.json)))
+                .unwrap();
+            let reply = send(&app, request, "127.0.0.1:1").await;
+            record(
+                format!("traces {field}: {}", value.name),
+                reply.status.as_u16(),
+                json_or_text(&reply.body),
+            );
+        }
+
+        // The team page's forms and a loop's STEER note, as the team's admin.
+        for (path, field, template) in FORMS {
+            let reply = post_form(&app, path, &template.replace('@', &value.form), Some(&admin)).await;
+            record(
+                format!("form {path} {field}: {}", value.name),
+                reply.status.as_u16(),
+                notice(&reply.body),
             );
         }
 
@@ -188,6 +277,46 @@ async fn answers(db: TestDb) -> Vec<Answer> {
             command_text(&imported, &dir),
         );
     }
+    // A key given twice, in an export and in a Stripe event.
+    let request = Request::post("/v1/traces")
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(r#"{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"a","traceId":"00000000000000000000000000000001","name":"b"}]}]}]}"#))
+        .unwrap();
+    let reply = send(&app, request, "127.0.0.1:1").await;
+    record("traces: a key twice".to_string(), reply.status.as_u16(), json_or_text(&reply.body));
+    let event = br#"{"id":"evt_1","object":"event","type":"fixedpoint.test","type":"customer.subscription.deleted","data":{"object":{}}}"#;
+    let request = Request::post("/stripe/webhook")
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(
+            "stripe-signature",
+            signature::sign(event, WEBHOOK_SECRET, server::store::now_millis() / 1000),
+        )
+        .body(Body::from(event.to_vec()))
+        .unwrap();
+    let reply = send(&app, request, "127.0.0.1:1").await;
+    record("webhook: a key twice".to_string(), reply.status.as_u16(), json_or_text(&reply.body));
+
+    // Nothing refused was stored: the spans kept are those of the exports
+    // answered without a rejection, the tokens those the page announced.
+    let kept: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM trace_spans").fetch_one(db.store.pool()).await.unwrap();
+    let accepted = out
+        .iter()
+        .filter(|answer| answer.case.starts_with("traces ") && answer.status == 200 && answer.body == "{}")
+        .count();
+    out.push(Answer {
+        case: "spans kept".to_string(),
+        status: 0,
+        body: format!("{kept} of {accepted} accepted"),
+    });
+    assert_eq!(usize::try_from(kept).unwrap(), accepted, "only the accepted exports' spans are stored");
+    let tokens = db.store.loop_tokens(team.id).await.unwrap().len();
+    let created = out
+        .iter()
+        .filter(|answer| answer.case.starts_with("form /teams/acme name") && answer.status == 200)
+        .count();
+    assert_eq!(tokens, 1 + created, "only the tokens the page announced exist");
     out
 }
 
@@ -262,4 +391,50 @@ async fn hostile_text_gets_the_same_answer_on_both_databases() {
     }
     // A megabyte does not fit in a round (1 MiB body cap) nor a form.
     assert_eq!(of("rounds state: 1 MB").status, 413);
+
+    // Traces: what cannot be decoded is refused whole, with 400 (OTLP's
+    // Status, JSON); a span whose text breaks the rule is refused alone,
+    // named in partial_success (as OTLP answers a span it cannot take).
+    for (field, _) in TRACES {
+        for value in ["lone surrogate", "invalid UTF-8"] {
+            let answer = of(&format!("traces {field}: {value}"));
+            assert_eq!(answer.status, 400, "{answer:?}");
+            assert!(answer.body.contains("not an OTLP/JSON ExportTraceServiceRequest"), "{answer:?}");
+        }
+        // A tool's arguments have no length of their own (the body's cap).
+        let refused: &[&str] =
+            if field == "gen_ai.tool.call.arguments" { &["NUL"] } else { &["NUL", "1 MB"] };
+        for value in refused {
+            let answer = of(&format!("traces {field}: {value}"));
+            assert_eq!(answer.status, 200, "{answer:?}");
+            let body: Value = serde_json::from_str(&answer.body).unwrap();
+            let rejected = &body["partialSuccess"]["rejectedSpans"];
+            assert!(rejected == 1 || rejected == "1", "{answer:?}");
+            let message = body["partialSuccess"]["errorMessage"].as_str().unwrap();
+            assert!(message.contains(field), "the refusal names {field}: {message}");
+        }
+    }
+    assert!(of("traces gen_ai.tool.name: NUL").body.contains("must not contain NUL"));
+    assert!(of("traces gen_ai.tool.call.arguments: NUL").body.contains("must not contain NUL"));
+    assert_eq!(of("traces gen_ai.tool.call.arguments: 1 MB").status, 200);
+    let twice = of("traces: a key twice");
+    assert_eq!(twice.status, 400, "{twice:?}");
+    assert!(twice.body.contains(r#"the key \"name\" is given twice"#), "{twice:?}");
+    let twice = of("webhook: a key twice");
+    assert_eq!(twice.status, 400, "{twice:?}");
+    assert!(twice.body.contains(r#"the key \"type\" is given twice"#), "{twice:?}");
+
+    // The team and loop pages' forms: the form is read whole or not at all.
+    for (path, field, _) in FORMS {
+        for value in ["lone surrogate", "invalid UTF-8"] {
+            let answer = of(&format!("form {path} {field}: {value}"));
+            assert_eq!(answer.status, 400, "{answer:?}");
+            assert_eq!(answer.body, "The form is not UTF-8 text.", "{answer:?}");
+        }
+        let answer = of(&format!("form {path} {field}: 1 MB"));
+        assert_eq!(answer.status, 413, "{answer:?}");
+        let answer = of(&format!("form {path} {field}: NUL"));
+        assert_eq!(answer.status, 400, "{answer:?}");
+        assert!(answer.body.starts_with(field), "the notice names {field}: {answer:?}");
+    }
 }

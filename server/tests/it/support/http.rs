@@ -110,14 +110,15 @@ pub fn fixedpoint(database_url: &str, args: &[&str]) -> Output {
         .expect("run fixedpoint")
 }
 
-/// Serves the router of `state` on a free local port (for callers outside
-/// the test: the fake Stripe's webhooks); answers its base URL.
+/// Serves the router of `state` on a free local port, on the listener
+/// `fixedpoint serve` uses (for callers outside the test: the fake Stripe's
+/// webhooks; raw requests hyper refuses); answers its base URL.
 pub async fn serve(state: AppState) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
     let addr = listener.local_addr().unwrap();
     let service = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move {
-        axum::serve(listener, service).await.expect("serve");
+        axum::serve(web::listener::site_listener(listener), service).await.expect("serve");
     });
     format!("http://{addr}")
 }
