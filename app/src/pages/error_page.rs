@@ -6,6 +6,7 @@
 //! application's router would draw as another page, and hydrating that over
 //! this one would replace the error with it.
 
+#[cfg(feature = "ssr")]
 use leptos::prelude::*;
 
 /// The whole HTML document for an error: the status, a sentence saying what
