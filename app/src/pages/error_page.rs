@@ -15,7 +15,18 @@ use leptos::prelude::*;
 pub fn error_document(status: u16, reason: &str, sentence: &str) -> String {
     use leptos::tachys::view::RenderHtml;
 
-    let heading = format!("{status}: {}", reason.to_lowercase());
+    // `URI Too Long` reads `414: URI too long`: words lowercased, acronyms kept.
+    let words: Vec<String> = reason
+        .split(' ')
+        .map(|word| {
+            if word.len() > 1 && word.chars().all(|c| c.is_ascii_uppercase()) {
+                word.to_string()
+            } else {
+                word.to_lowercase()
+            }
+        })
+        .collect();
+    let heading = format!("{status}: {}", words.join(" "));
     let title = format!("{status} {reason} · Fixed Point");
     let sentence = sentence.to_string();
     let owner = Owner::new();
@@ -73,7 +84,7 @@ mod tests {
         let page = error_document(414, "URI Too Long", "the address is <too> long.");
         assert!(page.starts_with("<!DOCTYPE html><html lang=\"en\">"), "{page}");
         assert!(page.contains("<title>414 URI Too Long · Fixed Point</title>"), "{page}");
-        assert!(page.contains("<h1>414: uri too long</h1>"), "{page}");
+        assert!(page.contains("<h1>414: URI too long</h1>"), "{page}");
         assert!(page.contains("the address is &lt;too&gt; long."), "{page}");
         assert!(page.contains("href=\"/pkg/fixedpoint.css\""), "{page}");
         assert!(page.contains("<a href=\"/\">Back to the home page</a>"), "{page}");
