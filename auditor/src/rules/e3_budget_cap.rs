@@ -46,13 +46,13 @@ const CONTEXT_MANAGEMENT_WORDS: &[&str] = &[
 /// Words of a context window that ran full.
 const WINDOW_WORDS: &[&str] = &["full", "overflow", "window", "length", "exceeded", "exceed"];
 
-/// A budget error caught to leave the loop (`except CostLimitExceeded:`,
-/// `except ContextWindowExceededError:`).
 /// Whether `word` is one of keeping a context short.
 pub(crate) fn manages_context(word: &str) -> bool {
     CONTEXT_MANAGEMENT_WORDS.contains(&word)
 }
 
+/// A budget error caught to leave the loop (`except CostLimitExceeded:`,
+/// `except ContextWindowExceededError:`).
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
     view.has("cost")
         || view.has("budget")
