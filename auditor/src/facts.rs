@@ -873,6 +873,20 @@ struct Walker<'s, 't> {
     string_nesting: Vec<bool>,
     /// For each call frame: whether it is a logging call.
     call_nesting: Vec<bool>,
+    /// Names of the functions entered so far.
+    function_names: HashSet<String>,
+    /// Calls from a named function to a bare name or a method of its own
+    /// object (`finish()`, `this.chatApi()`), with the guards above them when
+    /// the callee was already known by name: the edges in which mutual
+    /// recursion is looked for once the walk is done.
+    call_edges: Vec<CallEdge>,
+}
+
+/// A call from a named function to another function of the file, by name.
+struct CallEdge {
+    caller: usize,
+    callee: String,
+    guards: Vec<usize>,
 }
 
 /// The role, identifier-ness and clause mark of every node kind of a
@@ -937,9 +951,117 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         fields: field_table(tree),
         has_errors: tree.root_node().has_error(),
         call_nesting: Vec::new(),
+        function_names: HashSet::default(),
+        call_edges: Vec::new(),
     };
     walker.walk(tree);
+    mark_mutual_recursion(&mut walker.facts, &walker.call_edges);
     walker.facts
+}
+
+/// Functions that call each other round (`finish` calls `chatApi`, whose
+/// stream callback calls `finish`) recurse as one loop: each is marked
+/// recursive, with the guards of its calls into the cycle. Cycles are the
+/// strongly connected components of the call graph by name (Tarjan's
+/// algorithm, iterative: a generated file can nest calls deeper than a
+/// stack should).
+fn mark_mutual_recursion(facts: &mut Facts, edges: &[CallEdge]) {
+    if edges.is_empty() {
+        return;
+    }
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (id, function) in facts.functions.iter().enumerate() {
+        if let Some(name) = function.name.as_deref() {
+            by_name.entry(name).or_default().push(id);
+        }
+    }
+    let count = facts.functions.len();
+    let mut adjacency: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for edge in edges {
+        if let Some(targets) = by_name.get(edge.callee.as_str()) {
+            for &target in targets {
+                if target != edge.caller && !adjacency[edge.caller].contains(&target) {
+                    adjacency[edge.caller].push(target);
+                }
+            }
+        }
+    }
+    let component = strongly_connected(&adjacency);
+    let mut size = vec![0usize; count];
+    for &c in &component {
+        size[c] += 1;
+    }
+    let cyclic: Vec<&CallEdge> = edges
+        .iter()
+        .filter(|edge| {
+            let caller = edge.caller;
+            size[component[caller]] >= 2
+                && by_name.get(edge.callee.as_str()).is_some_and(|targets| {
+                    targets.iter().any(|&t| t != caller && component[t] == component[caller])
+                })
+        })
+        .collect();
+    drop(by_name);
+    for edge in cyclic {
+        let function = &mut facts.functions[edge.caller];
+        function.recursive = true;
+        let room = 16usize.saturating_sub(function.recursion_guards.len());
+        function.recursion_guards.extend(edge.guards.iter().take(room).copied());
+    }
+}
+
+/// The strongly connected component of each node, numbered from 0.
+fn strongly_connected(adjacency: &[Vec<usize>]) -> Vec<usize> {
+    const UNSEEN: usize = usize::MAX;
+    let count = adjacency.len();
+    let mut index = vec![UNSEEN; count];
+    let mut low = vec![0usize; count];
+    let mut on_stack = vec![false; count];
+    let mut component = vec![UNSEEN; count];
+    let mut stack = Vec::new();
+    let mut next_index = 0;
+    let mut next_component = 0;
+    // (node, how many of its edges have been followed)
+    let mut work: Vec<(usize, usize)> = Vec::new();
+    for root in 0..count {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        work.push((root, 0));
+        while let Some(&mut (node, ref mut followed)) = work.last_mut() {
+            if *followed == 0 && index[node] == UNSEEN {
+                index[node] = next_index;
+                low[node] = next_index;
+                next_index += 1;
+                stack.push(node);
+                on_stack[node] = true;
+            }
+            if let Some(&next) = adjacency[node].get(*followed) {
+                *followed += 1;
+                if index[next] == UNSEEN {
+                    work.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component[member] = next_component;
+                    if member == node {
+                        break;
+                    }
+                }
+                next_component += 1;
+            }
+        }
+    }
+    component
 }
 
 /// Every field name the walk asks nodes for. Tree-sitter finds a field by
@@ -1614,6 +1736,11 @@ impl<'s, 't> Walker<'s, 't> {
                 .flatten()
         });
         let id = self.facts.functions.len();
+        if let Some(name) = &name {
+            if !self.function_names.contains(name) {
+                self.function_names.insert(name.clone());
+            }
+        }
         self.facts.functions.push(FunctionFact {
             name,
             range: node.byte_range(),
@@ -1703,21 +1830,46 @@ impl<'s, 't> Walker<'s, 't> {
         if in_loop && !calls_namesake {
             self.facts.called_in_loops.insert(callee_last.clone());
         }
-        // A call of the function it sits in makes that function recursive.
-        if let Some(&frame) = self.function_frames.last() {
-            if let FrameRole::Function(id) = self.frames[frame].role {
-                if self.facts.functions[id].name.as_deref() == Some(callee_last.as_str())
-                    && !callee_last.is_empty()
-                    && own_receiver
-                {
-                    self.facts.functions[id].recursive = true;
-                    // `if depth > 1: self.research(depth - 1)`: the recursion
-                    // goes on only under these guards.
-                    if self.facts.functions[id].recursion_guards.len() < 16 {
-                        let guards = self.guard_clauses_above(frame);
-                        self.facts.functions[id].recursion_guards.extend(guards);
+        // A call of the function it sits in makes that function recursive;
+        // so does one from a callback inside it (`deepResearch` called in
+        // the arrow handed to `map`) when the call names no other object.
+        // Calls to other functions of the file are kept for the search for
+        // mutual recursion.
+        let bare = own_receiver && {
+            let receiver = callee.strip_suffix(callee_last.as_str()).unwrap_or("");
+            matches!(receiver.trim_end_matches(['.', ':']), "" | "self" | "this" | "cls" | "Self")
+        };
+        if !callee_last.is_empty() && own_receiver {
+            let mut named = 0;
+            for position in (0..self.function_frames.len()).rev() {
+                let frame = self.function_frames[position];
+                let FrameRole::Function(id) = self.frames[frame].role else { continue };
+                let Some(name) = self.facts.functions[id].name.as_deref() else { continue };
+                let innermost = position + 1 == self.function_frames.len();
+                if name == callee_last {
+                    if innermost || bare {
+                        self.facts.functions[id].recursive = true;
+                        // `if depth > 1: self.research(depth - 1)`: the
+                        // recursion goes on only under these guards.
+                        if self.facts.functions[id].recursion_guards.len() < 16 {
+                            let guards = self.guard_clauses_above(frame);
+                            self.facts.functions[id].recursion_guards.extend(guards);
+                        }
                     }
+                    break;
                 }
+                if !bare || named >= 3 {
+                    break;
+                }
+                let guards = if self.function_names.contains(&callee_last) {
+                    self.guard_clauses_above(frame)
+                } else {
+                    Vec::new()
+                };
+                if self.call_edges.len() < 50_000 {
+                    self.call_edges.push(CallEdge { caller: id, callee: callee_last.clone(), guards });
+                }
+                named += 1;
             }
         }
         let callee_words = canonical_words(callee);

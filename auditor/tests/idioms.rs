@@ -851,3 +851,43 @@ fn a_status_among_the_end_statuses() {
         &[E1],
     );
 }
+
+#[test]
+fn functions_that_call_each_other_round_are_one_recursion() {
+    // The streaming client's shape: `finish` runs the pending tool calls and
+    // asks the model again through `request`, whose stream callback calls
+    // `finish`. No loop statement anywhere; the tool-call check is the exit.
+    let source = "export function stream(payload: any, options: any) {\n  let pending: any[] = [];\n  let done = false;\n  const finish = () => {\n    if (done) return;\n    if (pending.length > 0) {\n      runTools(pending).then(() => {\n        pending = [];\n        setTimeout(() => request(payload), 50);\n      });\n      return;\n    }\n    done = true;\n    options.onFinish();\n  };\n  function request(body: any) {\n    openStream(body, {\n      onmessage(msg: any) {\n        if (msg.tool_calls) pending.push(...msg.tool_calls);\n      },\n      onclose() {\n        finish();\n      },\n    });\n  }\n  request(payload);\n}\n";
+    check(TypeScript, source, &[E1]);
+    // Python, methods of one object: `step` calls `act`, which calls `step`
+    // again until the model submits.
+    check(
+        Python,
+        "class Agent:\n    def step(self, obs):\n        action = self.llm.decide(obs)\n        if action.kind == 'submit':\n            return action.answer\n        return self.act(action)\n\n    def act(self, action):\n        obs = self.env.run(action)\n        return self.step(obs)\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_call_on_another_object_of_the_same_name_is_no_cycle() {
+    // `run` calls `self.step`, and `step` calls `tool.run`: another object's
+    // `run`, not this one's. No recursion, so the loop in `run` alone decides.
+    let source = "class Agent:\n    def run(self, task):\n        while True:\n            self.step(task)\n\n    def step(self, task):\n        for tool in self.tools:\n            tool.run(task)\n";
+    check(Python, source, &[]);
+    assert!(
+        warnings(Python, source).iter().any(|w| w.starts_with("infinite-loop-without-exit")),
+        "{:?}",
+        warnings(Python, source)
+    );
+}
+
+#[test]
+fn a_function_called_again_from_its_own_callback_recurses() {
+    // The recursive research call sits in the arrow handed to `map`: it is
+    // still the function calling itself, while depth is left.
+    check(
+        TypeScript,
+        "export async function research(query: string, depth: number): Promise<string[]> {\n  const questions = await plan(query);\n  const found = await Promise.all(\n    questions.map(async (q) => {\n      const notes = await search(q);\n      if (depth > 1) {\n        return research(q, depth - 1);\n      }\n      return notes;\n    }),\n  );\n  return found.flat();\n}\n",
+        &[E2],
+    );
+}
