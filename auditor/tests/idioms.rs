@@ -891,3 +891,15 @@ fn a_function_called_again_from_its_own_callback_recurses() {
         &[E2],
     );
 }
+
+#[test]
+fn a_file_the_prompt_asks_the_agent_to_write_when_done_is_its_answer() {
+    // The prompt tells the agent to create `notes/audit-state.txt` once every
+    // check passes; finding it ends the loop.
+    let told = "while true; do\n  codex exec \"Fix one failing check. When every check passes, create notes/audit-state.txt and stop.\"\n  if [ -f \"notes/audit-state.txt\" ]; then\n    exit 0\n  fi\n  sleep 2\ndone\n";
+    check(Bash, told, &[E1]);
+    // The same check, with a prompt that never names the file: nothing
+    // says who writes it, so it is no goal.
+    let untold = "while true; do\n  codex exec \"Fix one failing check.\"\n  if [ -f \"notes/audit-state.txt\" ]; then\n    exit 0\n  fi\n  sleep 2\ndone\n";
+    check(Bash, untold, &[]);
+}

@@ -389,9 +389,33 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             }
         }
     }
+    // A file the loop's own prompt tells the agent to write once the work is
+    // done (`create stories/status.md when all tests pass` ... `if [ -f
+    // stories/status.md ]; then exit 0`): the agent says it has finished.
+    if prompted_marker_file(provenance.facts, clause, link.loop_id) {
+        return Some(ExitId::E1);
+    }
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// Whether the clause finds that a file exists whose name (two words or
+/// more) the loop writes, whole, into the text it hands a command or a call
+/// on its passes (the agent's prompt).
+fn prompted_marker_file(facts: &Facts, clause: &Clause, loop_id: usize) -> bool {
+    let checks_file = clause.callees.iter().any(|c| matches!(c.as_str(), "exists" | "isfile" | "is_file"));
+    if !checks_file || clause.negated || clause.literals.len() < 2 {
+        return false;
+    }
+    let Some(range) = facts.loops.get(loop_id).map(|l| l.range.clone()) else { return false };
+    facts.calls.iter().any(|call| {
+        call.range.start >= range.start
+            && call.range.end <= range.end
+            && !call.range.contains(&clause.range.start)
+            && call.arg_literals.len() > clause.literals.len() + 4
+            && clause.literals.iter().all(|word| call.arg_literals.contains(word))
+    })
 }
 
 /// The exit a clause expresses, if any. Handler clauses (an exception type)
