@@ -2621,6 +2621,11 @@ impl<'s, 't> Walker<'s, 't> {
             if identifier && n.child_count() == 0 {
                 let text = self.text(n);
                 idents.push(text.to_string());
+                // `BufReader::new(tokio::io::stdin())` inside a macro's
+                // tokens, where no argument list says so.
+                if matches!(text, "stdin" | "Stdin") && !words.iter().any(|w| w == "stdin") {
+                    words.push("stdin".to_string());
+                }
                 // `client.chat.completions.create(...)` returns a model's
                 // reply: "completion" there is the API's name, not a goal.
                 let api_name = in_callee && text.to_ascii_lowercase().contains("completion");

@@ -903,3 +903,14 @@ fn a_file_the_prompt_asks_the_agent_to_write_when_done_is_its_answer() {
     let untold = "while true; do\n  codex exec \"Fix one failing check.\"\n  if [ -f \"notes/audit-state.txt\" ]; then\n    exit 0\n  fi\n  sleep 2\ndone\n";
     check(Bash, untold, &[]);
 }
+
+#[test]
+fn the_end_of_what_a_person_types_is_theirs_to_give() {
+    // Lines of standard input behind a macro (`pin!`); the stream ends when
+    // the person closes it: a human interrupt, not a goal met.
+    check(
+        Rust,
+        "async fn repl(agent: &mut Agent) -> Result<()> {\n    let mut lines = std::pin::pin!({\n        let reader = tokio::io::BufReader::new(tokio::io::stdin());\n        tokio_stream::wrappers::LinesStream::new(reader.lines())\n    });\n    loop {\n        let line = match lines.next().await {\n            Some(Ok(line)) => line,\n            Some(Err(e)) => return Err(e.into()),\n            None => break,\n        };\n        let reply = agent.chat(line).await?;\n        println!(\"{reply}\");\n    }\n    Ok(())\n}\n",
+        &[E6],
+    );
+}

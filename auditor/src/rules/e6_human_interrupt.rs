@@ -91,7 +91,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     let typed = view.has("input") || view.from_input;
-    view.any_callee(&["input"]) || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
+    // `None => break` on the next line of standard input: the person closed
+    // it (Ctrl-D), which is as much their act as typing quit.
+    let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]));
+    view.any_callee(&["input"])
+        || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
+        || input_closed
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
