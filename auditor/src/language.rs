@@ -441,6 +441,13 @@ fn content_scores(source: &str) -> [u32; 7] {
     if type_like_imports(source) >= 2 {
         add(Language::TypeScript, 3);
     }
+    // `from '../helpers/config'`: Node's own loader needs a relative module's
+    // file extension; the TypeScript compiler resolves it without one. (A
+    // bundler's JavaScript leaves it out too; it still reads as TypeScript,
+    // whose grammar takes JavaScript, while the reverse breaks on types.)
+    if source.lines().take(60).any(imports_relative_module_without_extension) {
+        add(Language::TypeScript, 1);
+    }
     for line in source.lines().take(400) {
         let line = line.trim();
         // Comments say what the code is in any language (`@type {string}`).
@@ -652,6 +659,22 @@ fn type_like_imports(source: &str) -> usize {
     count
 }
 
+/// Whether an import line names a relative module with no file extension
+/// (`import { x } from "./x"`, `} from '../y/z';`); `require` is left out.
+fn imports_relative_module_without_extension(line: &str) -> bool {
+    let line = line.trim();
+    if !(line.starts_with("import ") || line.starts_with("} from ") || line.starts_with("export ")) {
+        return false;
+    }
+    let Some(at) = line.rfind(" from ") else { return false };
+    let target = line[at + " from ".len()..].trim().trim_end_matches(';');
+    let Some(path) = target.strip_prefix(['"', '\'']).and_then(|t| t.strip_suffix(['"', '\''])) else {
+        return false;
+    };
+    (path.starts_with("./") || path.starts_with("../"))
+        && path.rsplit('/').next().is_some_and(|last| !last.is_empty() && !last.contains('.'))
+}
+
 /// A name in a multi-line import list marked as a type (`type Message,`):
 /// TypeScript only.
 fn is_type_import_name(line: &str) -> bool {
@@ -769,6 +792,28 @@ mod tests {
     }
 
     #[test]
+    fn relative_imports_without_an_extension_are_typescript() {
+        // Node's loader wants `./agent.js`; `./agent` is the TypeScript
+        // compiler's (or a bundler's) to resolve.
+        check(
+            None,
+            "import { command } from 'cleye';\nimport { getConfig } from '../helpers/config';\nimport { runAgent } from './agent';\n\nexport default command({ name: 'chat' }, async () => {\n",
+            Some(Language::TypeScript),
+        );
+        check(
+            None,
+            "import { command } from 'cleye';\nimport { getConfig } from '../helpers/config.js';\nimport { runAgent } from './agent.js';\n\nexport default command({ name: 'chat' }, async () => {\n",
+            Some(Language::JavaScript),
+        );
+        // `./styles.css` has its extension; a package name is not relative.
+        check(
+            None,
+            "import './styles.css';\nimport { marked } from 'marked';\nimport { step } from 'agent/step';\n\nexport async function run() {\n",
+            Some(Language::JavaScript),
+        );
+    }
+
+    #[test]
     fn import_lists_of_types_are_typescript_and_of_classes_are_not() {
         // Only imports, with no line below them: the type-like names decide.
         check(
@@ -787,10 +832,10 @@ mod tests {
             "import { ChatOpenAI } from \"@langchain/openai\";\nimport { HumanMessage, SystemMessage, ToolMessage } from \"@langchain/core/messages\";\nimport { tool } from \"@langchain/core/tools\";\n",
             Some(Language::JavaScript),
         );
-        // One such name is not enough.
+        // One such name is not enough (from a module Node itself can load).
         check(
             None,
-            "import { runAgent, AgentConfig } from './agent';\nimport fs from 'fs';\n",
+            "import { runAgent, AgentConfig } from './agent.js';\nimport fs from 'fs';\n",
             Some(Language::JavaScript),
         );
         assert_eq!(type_like_imports("import { Param, XParam, ToolParam, ToolUseBlock } from 'x'"), 2);
