@@ -448,6 +448,11 @@ fn content_scores(source: &str) -> [u32; 7] {
     if source.lines().take(60).any(imports_relative_module_without_extension) {
         add(Language::TypeScript, 1);
     }
+    // `/// <reference types="node" />`: a directive of the TypeScript
+    // compiler, written as a comment.
+    if source.lines().take(20).any(|line| line.trim_start().starts_with("/// <reference ")) {
+        add(Language::TypeScript, 3);
+    }
     for line in source.lines().take(400) {
         let line = line.trim();
         // Comments say what the code is in any language (`@type {string}`).
@@ -671,8 +676,21 @@ fn imports_relative_module_without_extension(line: &str) -> bool {
     let Some(path) = target.strip_prefix(['"', '\'']).and_then(|t| t.strip_suffix(['"', '\''])) else {
         return false;
     };
+    // `@/ai/prompts`, `~/lib/db`: a path alias of `tsconfig.json`, which
+    // Node does not resolve either.
+    if path.starts_with("@/") || path.starts_with("~/") {
+        return true;
+    }
+    // (`../tasks/tasks.service` has a dot but no file extension.)
+    const EXTENSIONS: &[&str] = &[
+        "js", "mjs", "cjs", "jsx", "ts", "tsx", "mts", "cts", "json", "css", "scss", "sass", "less", "svg",
+        "png", "jpg", "jpeg", "gif", "webp", "wasm", "node", "html", "md", "txt", "vue", "svelte",
+    ];
     (path.starts_with("./") || path.starts_with("../"))
-        && path.rsplit('/').next().is_some_and(|last| !last.is_empty() && !last.contains('.'))
+        && path.rsplit('/').next().is_some_and(|last| {
+            !last.is_empty()
+                && last.rsplit_once('.').is_none_or(|(_, extension)| !EXTENSIONS.contains(&extension))
+        })
 }
 
 /// A name in a multi-line import list marked as a type (`type Message,`):
@@ -804,6 +822,23 @@ mod tests {
             None,
             "import { command } from 'cleye';\nimport { getConfig } from '../helpers/config.js';\nimport { runAgent } from './agent.js';\n\nexport default command({ name: 'chat' }, async () => {\n",
             Some(Language::JavaScript),
+        );
+        // A path alias, and a module named with a dot but no extension.
+        check(
+            None,
+            "import { Injectable } from '@nestjs/common';\nimport { TasksService } from '../tasks/tasks.service';\n",
+            Some(Language::TypeScript),
+        );
+        check(
+            None,
+            "import { SYSTEM_PROMPT } from \"@/ai/prompts\";\nimport { generateText } from \"ai\";\n",
+            Some(Language::TypeScript),
+        );
+        // A compiler directive, then comments alone.
+        check(
+            None,
+            "/// <reference types=\"node\" />\n// The release notes agent.\n//\n// Reads the log.\n",
+            Some(Language::TypeScript),
         );
         // `./styles.css` has its extension; a package name is not relative.
         check(
