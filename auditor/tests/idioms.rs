@@ -914,3 +914,18 @@ fn the_end_of_what_a_person_types_is_theirs_to_give() {
         &[E6],
     );
 }
+
+#[test]
+fn a_wait_for_budget_that_gives_up_ends_the_loop() {
+    check(
+        Bash,
+        "for i in $(seq 1 \"$MAX_ROUNDS\"); do\n  if ! wait_for_budget \"claude\"; then\n    echo \"no budget left\"\n    break\n  fi\n  claude -p \"$PROMPT\"\ndone\n",
+        &[E2, E3],
+    );
+    // Waiting for the build is no budget.
+    check(
+        Bash,
+        "for i in $(seq 1 \"$MAX_ROUNDS\"); do\n  if ! wait_for_build; then\n    break\n  fi\n  claude -p \"$PROMPT\"\ndone\n",
+        &[E2],
+    );
+}

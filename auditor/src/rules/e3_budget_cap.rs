@@ -145,8 +145,9 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         || checks_budget_and_leaves(facts, call)
 }
 
-/// Verbs of a call that checks something and fails when it does not hold.
-const CHECK_VERBS: &[&str] = &["check", "enforce", "ensure", "verify", "guard"];
+/// Verbs of a call that checks something and fails when it does not hold
+/// (`if ! _wait_for_budget codex; then break`: a wait that gave up).
+const CHECK_VERBS: &[&str] = &["check", "enforce", "ensure", "verify", "guard", "wait"];
 
 /// `self.check_budget()?` in the loop, where `check_budget` is defined in
 /// the source and hands the check on (`BudgetContext { .. }.check()`): its
