@@ -292,6 +292,29 @@ both_backends! {
         let answer = client(Sdk::Python, plan(&site, &token, "legacy", json!([]))).await;
         assert_eq!(answer["tools"].as_array().map(Vec::len), Some(5), "{answer}");
 
+        // A message with a key given twice is refused before rmcp reads it
+        // (serde would keep the last `method`), naming the key; the same
+        // message without the repeat is answered. (A token of its own: the
+        // rate is counted by token.)
+        let raw_token = token_from_account(&site, &ada, "raw").await;
+        let raw = |body: &'static str| {
+            reqwest::Client::new()
+                .post(format!("{}/mcp", site.base))
+                .bearer_auth(&raw_token)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+        };
+        let twice = raw(r#"{"jsonrpc":"2.0","id":1,"method":"ping","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await.unwrap();
+        let (status, _, message) = error_of(twice).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{message}");
+        assert!(message.contains("method"), "the message names the key: {message}");
+        let nested = raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a","name":"b","version":"1"}}}"#).await.unwrap();
+        assert_eq!(nested.status(), 400, "a repeat inside params is refused too");
+        let once = raw(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#).await.unwrap();
+        assert_eq!(once.status(), 200);
+
         // A reader who is not a founder: no token from the page, and a token
         // made for them anyway (they were a founder once) is refused.
         let (pat, _) = subscribe(&site, &db, "pat@example.com", "pro_yearly").await;
