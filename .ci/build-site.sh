@@ -113,7 +113,9 @@ node -e '
 # the layout before build ids (pkg/*.wasm).
 site_pkg="$SITE_ROOT/pkg"
 mkdir -p "$site_pkg"
-id=$(cd "$pkg" && find . -maxdepth 1 -type f ! -name '.*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+# (end2end/tests/deploy.test.mjs computes it again from the files.)
+id=$(cd "$pkg" && find . -maxdepth 1 -type f ! -name '.*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum \
+  | sha256sum | cut -c1-16)
 previous=$(cat "$site_pkg/build-id" 2>/dev/null || true)
 if [ ! -d "$site_pkg/$id" ]; then
   rm -rf "$site_pkg/.incoming"

@@ -4,6 +4,7 @@
 // navigating (a full load of the new build where its own files are gone).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +28,15 @@ function nextBuild(oldId) {
   for (const copy of ["fixedpoint.css.br", "fixedpoint.css.gz"]) rmSync(join(pkg, copy), { force: true });
   writeFileSync(join(root, "pkg", "build-id"), `${newId}\n`);
   return { root, newId };
+}
+
+// The id build-site gives the files of DIR: the SHA-256 of `sha256sum`'s
+// lines for them (sorted by name), its first 16 hex digits.
+function contentId(dir) {
+  const sha256 = (data) => createHash("sha256").update(data).digest("hex");
+  const names = readdirSync(dir).filter((name) => !name.startsWith(".")).sort();
+  const lines = names.map((name) => `${sha256(readFileSync(join(dir, name)))}  ./${name}\n`).join("");
+  return sha256(lines).slice(0, 16);
 }
 
 // Everything a page reports that could be a fault: console errors, page
@@ -65,6 +75,7 @@ describe("deploys", () => {
 
   test("the bundle's files are named by their build and kept for a year; pages are no-cache", async () => {
     assert.match(oldId, /^[0-9a-f]{16}$/);
+    assert.equal(contentId(join(SITE_ROOT, "pkg", oldId)), oldId, "the build id is the hash of the build's files");
     const files = readdirSync(join(SITE_ROOT, "pkg", oldId));
     for (const name of ["fixedpoint.js", "fixedpoint_bg.wasm", "fixedpoint.css", "audit-worker.js", "auditor.js", "auditor_bg.wasm"]) {
       assert.ok(files.includes(name), `${name} is in the build's directory`);
@@ -101,11 +112,15 @@ describe("deploys", () => {
       links.map((link) => new URL(link.href).pathname).filter((path) => /\/(split|chunk)_/.test(path)).sort(),
     );
     assert.deepEqual(preloaded, expected);
+    const modules = await page.$$eval('link[rel="modulepreload"]', (links) =>
+      links.map((link) => new URL(link.href).pathname),
+    );
+    for (const module of ["fixedpoint.js", "__wasm_split.______________________.js"]) {
+      assert.ok(modules.includes(`/pkg/${oldId}/${module}`), `${module} is preloaded as a module: ${modules}`);
+    }
     assert.ok(
-      (await page.$$eval('link[rel="modulepreload"]', (links) => links.map((link) => new URL(link.href).pathname))).includes(
-        `/pkg/${oldId}/fixedpoint.js`,
-      ),
-      "the main module is preloaded from the build's directory",
+      await page.$(`link[rel="preload"][as="fetch"][type="application/wasm"][href="/pkg/${oldId}/fixedpoint_bg.wasm"]`),
+      "the main module's wasm is preloaded",
     );
     // An address outside the build is a 404 that no cache keeps.
     const stale = await fetch(`${server.base}/pkg/fixedpoint.js`);
