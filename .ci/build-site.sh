@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the site: the hydrate bundle (wasm + JS glue, split at the app's
-# lazy routes into one main module and a module per page), the stylesheet and
-# the static files into target/site, and the `fixedpoint` binary.
+# lazy routes into one main module and a module per page), the auditor's
+# worker and wasm, the stylesheet, and the static files into target/site, and
+# the `fixedpoint` binary. The bundle's files go to target/site/pkg/<id>/,
+# <id> a hash of them all, and pkg/build-id names the build the server is to
+# serve (read at its start): a build's files never change at their address.
 #   .ci/build-site.sh release   what `make run` serves (optimised binary)
 #   .ci/build-site.sh debug     what the tests drive (debug binary, same bundle)
 # The browser bundle is always built with the size-optimised `wasm-release`
@@ -21,7 +24,8 @@ log "building the browser bundle (app, feature hydrate)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C link-args=--emit-relocs" \
   cargo build -p app --lib --target wasm32-unknown-unknown --no-default-features --features hydrate \
   --profile wasm-release --quiet
-pkg="$SITE_ROOT/pkg"
+# The bundle is put together here, then copied under its build id.
+pkg="$TARGET_DIR/site-bundle"
 mkdir -p "$pkg"
 
 # when_changed INPUT OUTPUT STAMP COMMAND...: runs COMMAND unless INPUT and
@@ -44,7 +48,7 @@ when_changed() {
 split_app_bundle() {
   split="$TARGET_DIR/wasm-split"
   rm -rf "$split" && mkdir -p "$split"
-  rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split.js*
+  rm -f "$pkg"/split_*.wasm* "$pkg"/chunk_*.wasm* "$pkg"/__wasm_split*
   log "splitting the bundle at the lazy routes"
   wasm-split-cli "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$split" --out-name fixedpoint
   wasm-bindgen --target web --no-typescript --keep-lld-exports --out-dir "$pkg" --out-name fixedpoint \
@@ -61,6 +65,9 @@ split_app_bundle() {
     printf '%s\n' "$output" | grep -v -e '^warning: unknown name subsection with id 3 at' -e '^$' >&2 || true
   done
   cp "$split/__wasm_split.js" "$pkg/"
+  # The loader under the name Leptos preloads, the manifest of each page's
+  # modules, and the loader's recovery for a page of an earlier build.
+  node "$ROOT/.ci/link-split-loader.mjs" "$pkg"
 }
 when_changed "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$pkg/fixedpoint_bg.wasm" \
   "$pkg/.app.stamp" split_app_bundle
@@ -79,6 +86,7 @@ bind_engine() {
 }
 when_changed "$engine_wasm" "$pkg/auditor_bg.wasm" "$pkg/.auditor.stamp" bind_engine
 cp -p style/main.css "$pkg/fixedpoint.css"
+cp -p auditor/wasm/audit-worker.js "$pkg/audit-worker.js"
 # Precompressed copies, served in place of compressing on every request:
 # brotli (quality 11) is about a quarter smaller than gzip on the grammars.
 # A file whose copies are newer than itself is not compressed again.
@@ -98,6 +106,31 @@ node -e '
     fs.writeFileSync(file + ".gz", zlib.gzipSync(data, { level: 9 }));
   }
 ' "$pkg"
+
+# The build id: a hash of every file of the bundle. A build with the same
+# files keeps its directory; the previous build's stays too (a server still
+# running serves it until it restarts), older ones go, and so do the files of
+# the layout before build ids (pkg/*.wasm).
+site_pkg="$SITE_ROOT/pkg"
+mkdir -p "$site_pkg"
+# (end2end/tests/deploy.test.mjs computes it again from the files.)
+id=$(cd "$pkg" && find . -maxdepth 1 -type f ! -name '.*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum \
+  | sha256sum | cut -c1-16)
+previous=$(cat "$site_pkg/build-id" 2>/dev/null || true)
+if [ ! -d "$site_pkg/$id" ]; then
+  rm -rf "$site_pkg/.incoming"
+  mkdir "$site_pkg/.incoming"
+  find "$pkg" -maxdepth 1 -type f ! -name '.*' -exec cp -p {} "$site_pkg/.incoming/" \;
+  mv "$site_pkg/.incoming" "$site_pkg/$id"
+fi
+printf '%s\n' "$id" > "$site_pkg/.build-id" && mv "$site_pkg/.build-id" "$site_pkg/build-id"
+for entry in "$site_pkg"/*; do
+  case "$(basename "$entry")" in "$id" | "$previous" | build-id) ;; *) rm -rf "$entry" ;; esac
+done
+rm -f "$site_pkg"/.*.stamp
+# The worker was a file of public/ before it was one of the bundle.
+rm -f "$SITE_ROOT/audit-worker.js"
+log "bundle build $id: $(find "$site_pkg/$id" -type f ! -name '*.br' ! -name '*.gz' | wc -l) files in $site_pkg/$id"
 cp -r public/. "$SITE_ROOT/"
 
 if [ "$mode" = release ]; then

@@ -15,30 +15,48 @@ pub mod components;
 pub mod pages;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, Link, MetaTags, Title};
 use leptos_router::{
     components::{Route, Router, Routes},
     Lazy, ParamSegment, StaticSegment,
 };
 
 use crate::components::site_header::SiteHeader;
+use crate::components::stale_build::FullLoadOnStaleBuild;
 use crate::pages::lazy::{
     AccountRoute, AdminRoute, ArchiveRoute, AuditRoute, IssueRoute, LoopRoute, LoopsRoute, PricingRoute,
     SigninRoute, SubscribeConfirmRoute, SubscribeRoute, TeamRoute, UnsubscribeRoute, VerifyRoute,
 };
 use crate::pages::{home::HomePage, not_found::NotFound};
 
-/// The name of the WebAssembly bundle and stylesheet under `/pkg`.
+/// The name of the WebAssembly bundle and stylesheet under `/pkg/<build id>`.
 pub const OUTPUT_NAME: &str = "fixedpoint";
 
+/// In the browser, the current build's directory on the site
+/// (`/pkg/<build id>`), as the shell wrote it on `<html data-pkg>`.
+#[cfg(feature = "hydrate")]
+pub fn bundle_path() -> String {
+    leptos::prelude::document()
+        .document_element()
+        .and_then(|html| html.get_attribute("data-pkg"))
+        .unwrap_or_else(|| "/pkg".to_string())
+}
+
 /// The HTML document around the application, rendered on the server.
+/// Every file of the bundle lives under the build's directory
+/// (`options.site_pkg_dir`, `pkg/<build id>`): the stylesheet, the main
+/// module and the route modules Leptos preloads are named here, and the
+/// audit page finds its worker from `data-pkg` (see [`bundle_path`]).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let pkg = format!("/{}", options.site_pkg_dir);
+    let stylesheet = format!("{pkg}/{OUTPUT_NAME}.css");
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang="en" data-pkg=pkg>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="stylesheet" id="site-css" href=stylesheet/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -56,7 +74,6 @@ pub fn App() -> impl IntoView {
     auth::provide_viewer();
 
     view! {
-        <Stylesheet id="site-css" href="/pkg/fixedpoint.css"/>
         <Link rel="icon" href="/favicon.ico"/>
         // Feed readers find the public feeds from any page.
         <Link rel="alternate" type_="application/rss+xml" title="Fixed Point (RSS)" href="/feed/rss.xml"/>
@@ -66,6 +83,7 @@ pub fn App() -> impl IntoView {
         // (one per page: two are invalid HTML).
         <Title formatter=|text: String| if text.is_empty() { "Fixed Point".to_string() } else { format!("{text} · Fixed Point") }/>
         <Router>
+            <FullLoadOnStaleBuild/>
             <SiteHeader/>
             <main id="main">
                 <Routes fallback=NotFound>
@@ -103,6 +121,7 @@ pub fn hydrate() {
     // module, fetched before that page hydrates; so hydration is async.
     wasm_bindgen_futures::spawn_local(async {
         leptos::mount::hydrate_from_async(leptos::tachys::dom::body(), App).await.forget();
+        components::stale_build::hydrated();
         // A flag for the browser tests (and the curious): event handlers
         // are attached once this is set.
         let _ = js_sys::Reflect::set(&js_sys::global(), &"__fixedpointHydrated".into(), &true.into());

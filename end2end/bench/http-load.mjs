@@ -4,7 +4,8 @@
 // Usage:
 //   node end2end/bench/http-load.mjs --base http://127.0.0.1:3000 \
 //     --page archive=/issues --page issue=/issues/the-loop-that-could-not-stop \
-//     --static-dir target/site/pkg --static-prefix /pkg \
+//     --static-dir target/site/pkg/$(cat target/site/pkg/build-id) \
+//     --static-prefix /pkg/$(cat target/site/pkg/build-id) \
 //     [--header 'Cookie: x=y']... [--duration 10] [--warmup 1] [--connections 64] \
 //     [--open-connections 256] [--repeat 3] [--workers 1] [--timeout 10] \
 //     [--min-ratio 0.30] [--max-p99-ms 25] [--json]
@@ -14,7 +15,8 @@
 //          body to DIR/bench-NAME.html, GET PREFIX/bench-NAME.html from the same
 //          server and require byte-identical output (exit 1 otherwise). DIR must
 //          be the directory the server serves at PREFIX (for `fixedpoint serve`,
-//          $LEPTOS_SITE_ROOT/pkg, by default target/site/pkg).
+//          the current build's directory, $LEPTOS_SITE_ROOT/pkg/<build-id>,
+//          by default target/site/pkg/$(cat target/site/pkg/build-id)).
 //   A      closed loop ("peak"): --connections keep-alive connections, each
 //          sending its next request as soon as the previous response ends, for
 //          --duration seconds after --warmup seconds. Page and static twin are

@@ -58,7 +58,7 @@ export function watchErrors(page) {
     // Leaving a page ends its live streams (EventSource): the browser aborts
     // them, which is not a failure; nor is a route module left behind.
     if (aborted && request.resourceType() === "eventsource") return;
-    if (aborted && /\/pkg\/[\w-]+\.wasm$/.test(new URL(request.url()).pathname)) return;
+    if (aborted && /^\/pkg\/[0-9a-f]+\/[\w-]+\.wasm$/.test(new URL(request.url()).pathname)) return;
     errors.push(`request failed: ${request.url()} ${request.failure()?.errorText}`);
   });
   page.on("response", (response) => {

@@ -2,7 +2,7 @@
 // in a temporary directory, a free port, and the built site bundle. Resolves
 // once /healthz answers 200; `stop()` sends SIGTERM and waits for the exit.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -21,11 +21,20 @@ export function freePort() {
   });
 }
 
-export async function startServer({ env = {} } = {}) {
+// The built site the tests serve, and the build its bundle is
+// (`pkg/build-id`: the files are under `pkg/<id>/`).
+export const SITE_ROOT = process.env.LEPTOS_SITE_ROOT ?? join(ROOT, "target", "site");
+
+export function buildId(siteRoot = SITE_ROOT) {
+  return readFileSync(join(siteRoot, "pkg", "build-id"), "utf8").trim();
+}
+
+// `siteRoot` serves another build; `port` listens where an earlier server
+// did (the same origin, as a deploy keeps it).
+export async function startServer({ env = {}, siteRoot = SITE_ROOT, port } = {}) {
   const bin = process.env.FIXEDPOINT_BIN ?? join(ROOT, "target", "debug", "fixedpoint");
-  const siteRoot = process.env.LEPTOS_SITE_ROOT ?? join(ROOT, "target", "site");
   const dir = mkdtempSync(join(tmpdir(), "fixedpoint-e2e-"));
-  const port = await freePort();
+  port ??= await freePort();
   const base = `http://127.0.0.1:${port}`;
   const databaseUrl = `sqlite://${join(dir, "e2e.db")}?mode=rwc`;
   const child = spawn(bin, ["serve"], {
@@ -63,6 +72,7 @@ export async function startServer({ env = {} } = {}) {
 
   return {
     base,
+    port,
     dir,
     databaseUrl,
     log: () => log,

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { launchBrowser, watchErrors, waitForHydration } from "../support/browser.mjs";
-import { startServer } from "../support/server.mjs";
+import { buildId, startServer } from "../support/server.mjs";
 
 const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -457,7 +457,12 @@ describe("audit page", () => {
         .map((e) => ({ url: e.name, encoded: e.encodedBodySize, raw: e.decodedBodySize }));
     assert.equal(page.workers().length, 1, "the audit page runs one worker");
     const wasm = [...(await page.evaluate(entries)), ...(await page.workers()[0].evaluate(entries))];
-    assert.ok(wasm.some((w) => w.url.endsWith("/pkg/auditor_bg.wasm")), `auditor loaded: ${JSON.stringify(wasm)}`);
+    // The worker and the auditor it loads are files of the page's build.
+    const build = `/pkg/${buildId()}/`;
+    assert.ok(
+      wasm.some((w) => new URL(w.url).pathname === `${build}auditor_bg.wasm`),
+      `the build's auditor loaded: ${JSON.stringify(wasm)}`,
+    );
     const raw = wasm.reduce((sum, w) => sum + w.raw, 0);
     const encoded = wasm.reduce((sum, w) => sum + w.encoded, 0);
     for (const w of wasm) console.log(`# audit page wasm ${w.url.split("/").pop()}: ${w.raw} bytes raw, ${w.encoded} bytes on the wire (precompressed brotli)`);

@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchBrowser, watchErrors, waitForHydration } from "../support/browser.mjs";
-import { startServer } from "../support/server.mjs";
+import { buildId, SITE_ROOT, startServer } from "../support/server.mjs";
 
 const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
 
@@ -45,8 +45,7 @@ describe("site shell", () => {
     await page.screenshot({ path: join(SHOTS, "home.png"), fullPage: true });
     assert.deepEqual(errors, []);
 
-    const siteRoot = process.env.LEPTOS_SITE_ROOT ?? resolve(import.meta.dirname, "..", "..", "target", "site");
-    const file = join(siteRoot, "pkg", "fixedpoint_bg.wasm");
+    const file = join(SITE_ROOT, "pkg", buildId(), "fixedpoint_bg.wasm");
     const raw = statSync(file).size;
     const gz = gzipSync(readFileSync(file), { level: 9 }).length;
     const br = statSync(file + ".br").size;

@@ -197,11 +197,12 @@ async fn serve() -> anyhow::Result<()> {
     let store = Store::open(&config.database_url)
         .await
         .with_context(|| format!("opening {}", redact_url(&config.database_url)))?;
-    if !config.site_root.join("pkg").is_dir() {
-        tracing::warn!(
+    match web::bundle::Bundle::read(&config.site_root).id() {
+        Some(id) => tracing::info!(build = id, "serving the site bundle of build {id}"),
+        None => tracing::warn!(
             site_root = %config.site_root.display(),
-            "no built site bundle found: pages render but do not hydrate (run `make run` to build it)"
-        );
+            "no built site bundle found (pkg/build-id): pages render but do not hydrate (run `make run` to build it)"
+        ),
     }
     match crate::newsletter::seed_samples(&store).await {
         Ok(0) => {}
@@ -257,10 +258,11 @@ async fn serve() -> anyhow::Result<()> {
         crate::store::Backend::Sqlite => None,
     };
     // The peer address reaches handlers for per-client rate limits.
+    let stylesheet = state.bundle.stylesheet();
     let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     // TCP_NODELAY, and hyper's own bare refusals (414, a request line it
     // cannot read) given a body as the router's are.
-    let listener = web::listener::site_listener(listener);
+    let listener = web::listener::site_listener(listener, &stylesheet);
     axum::serve(listener, service).with_graceful_shutdown(shutdown_signal()).await?;
     sweeper.abort();
     traces_sweeper.abort();

@@ -2,3 +2,4 @@
 
 pub mod email_field;
 pub mod site_header;
+pub mod stale_build;

@@ -10,9 +10,10 @@
 use leptos::prelude::*;
 
 /// The whole HTML document for an error: the status, a sentence saying what
-/// happened, a link home.
+/// happened, a link home. `stylesheet` is the current build's
+/// (`/pkg/<build id>/fixedpoint.css`).
 #[cfg(feature = "ssr")]
-pub fn error_document(status: u16, reason: &str, sentence: &str) -> String {
+pub fn error_document(status: u16, reason: &str, sentence: &str, stylesheet: &str) -> String {
     use leptos::tachys::view::RenderHtml;
 
     // `URI Too Long` reads `414: URI too long`: words lowercased, acronyms kept.
@@ -29,6 +30,7 @@ pub fn error_document(status: u16, reason: &str, sentence: &str) -> String {
     let heading = format!("{status}: {}", words.join(" "));
     let title = format!("{status} {reason} · Fixed Point");
     let sentence = sentence.to_string();
+    let stylesheet = stylesheet.to_string();
     let owner = Owner::new();
     let html = owner.with(|| {
         view! {
@@ -37,7 +39,7 @@ pub fn error_document(status: u16, reason: &str, sentence: &str) -> String {
                     <meta charset="utf-8"/>
                     <meta name="viewport" content="width=device-width, initial-scale=1"/>
                     <title>{title}</title>
-                    <link rel="stylesheet" href="/pkg/fixedpoint.css"/>
+                    <link rel="stylesheet" href=stylesheet/>
                     <link rel="icon" href="/favicon.ico"/>
                 </head>
                 <body>
@@ -81,12 +83,13 @@ mod tests {
 
     #[test]
     fn the_error_page_says_what_happened_and_escapes_it() {
-        let page = error_document(414, "URI Too Long", "the address is <too> long.");
+        let page =
+            error_document(414, "URI Too Long", "the address is <too> long.", "/pkg/0a1b2c3d/fixedpoint.css");
         assert!(page.starts_with("<!DOCTYPE html><html lang=\"en\">"), "{page}");
         assert!(page.contains("<title>414 URI Too Long · Fixed Point</title>"), "{page}");
         assert!(page.contains("<h1>414: URI too long</h1>"), "{page}");
         assert!(page.contains("the address is &lt;too&gt; long."), "{page}");
-        assert!(page.contains("href=\"/pkg/fixedpoint.css\""), "{page}");
+        assert!(page.contains("href=\"/pkg/0a1b2c3d/fixedpoint.css\""), "{page}");
         assert!(page.contains("<a href=\"/\">Back to the home page</a>"), "{page}");
         assert!(!page.contains("<script"), "no hydration: {page}");
     }

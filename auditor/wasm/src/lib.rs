@@ -1,6 +1,7 @@
 //! The auditor for the browser. The audit page runs this module in a Web
-//! Worker (`public/audit-worker.js`), so neither the grammars nor the parser
-//! are ever part of the site-wide bundle and typing never waits for a parse.
+//! Worker (`audit-worker.js`, beside this crate), so neither the grammars nor
+//! the parser are ever part of the site-wide bundle and typing never waits
+//! for a parse.
 //!
 //! Strings cross the boundary as they are: the source in, the report out as
 //! the JSON of PRODUCT.md section 1. Nothing here does IO; everything is a

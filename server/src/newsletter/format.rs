@@ -418,8 +418,8 @@ fn code_block(language: Option<auditor::Language>, info: &str, text: &str) -> St
 }
 
 /// The audit page's share fragment of `source` (what its worker makes, see
-/// `public/audit-worker.js`): `v1.LANGUAGE.DATA`, the source deflated (raw
-/// deflate) and base64url-encoded without padding.
+/// `auditor/wasm/audit-worker.js`): `v1.LANGUAGE.DATA`, the source deflated
+/// (raw deflate) and base64url-encoded without padding.
 pub fn share_fragment(language: auditor::Language, source: &str) -> String {
     use std::io::Write;
     let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());

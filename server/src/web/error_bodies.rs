@@ -16,7 +16,7 @@
 //! a request it cannot read, which [`super::listener`] fills.
 
 use axum::body::{Body, HttpBody};
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
@@ -53,8 +53,14 @@ pub fn sentence(status: StatusCode) -> String {
 }
 
 /// The body of an error answer: JSON for the APIs, the site's error page
-/// for the rest; `said` is what the handler said, if anything.
-pub fn error_body(status: StatusCode, api: bool, said: Option<&str>) -> (String, &'static str) {
+/// (linking `stylesheet`, the current build's) for the rest; `said` is what
+/// the handler said, if anything.
+pub fn error_body(
+    status: StatusCode,
+    api: bool,
+    said: Option<&str>,
+    stylesheet: &str,
+) -> (String, &'static str) {
     let message = said.map_or_else(|| sentence(status), str::to_string);
     if api {
         (serde_json::json!({ "error": message }).to_string(), "application/json")
@@ -70,6 +76,7 @@ pub fn error_body(status: StatusCode, api: bool, said: Option<&str>) -> (String,
             status.as_u16(),
             status.canonical_reason().unwrap_or("Error"),
             &text,
+            stylesheet,
         );
         (page, "text/html; charset=utf-8")
     }
@@ -83,7 +90,7 @@ fn plain_text(response: &Response) -> bool {
     }
 }
 
-pub async fn fill_error_bodies(request: Request, next: Next) -> Response {
+pub async fn fill_error_bodies(State(stylesheet): State<String>, request: Request, next: Next) -> Response {
     let api = is_api_path(request.uri().path());
     let response = next.run(request).await;
     let status = response.status();
@@ -105,7 +112,7 @@ pub async fn fill_error_bodies(request: Request, next: Next) -> Response {
             .map(|text| text.trim().to_string())
             .filter(|text| !text.is_empty())
     };
-    let (body, content_type) = error_body(status, api, said.as_deref());
+    let (body, content_type) = error_body(status, api, said.as_deref(), &stylesheet);
     parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     parts.headers.remove(header::CONTENT_LENGTH);
     Response::from_parts(parts, Body::from(body))

@@ -16,6 +16,7 @@
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use axum::http::StatusCode;
@@ -31,11 +32,13 @@ const KEPT_REQUEST_BYTES: usize = 256;
 /// A TCP listener whose connections give hyper's bare refusals a body.
 pub struct ErrorBodyListener {
     inner: TcpListener,
+    /// The stylesheet the error page links (the current build's).
+    stylesheet: Arc<str>,
 }
 
 impl ErrorBodyListener {
-    pub fn new(inner: TcpListener) -> ErrorBodyListener {
-        ErrorBodyListener { inner }
+    pub fn new(inner: TcpListener, stylesheet: &str) -> ErrorBodyListener {
+        ErrorBodyListener { inner, stylesheet: stylesheet.into() }
     }
 }
 
@@ -45,7 +48,7 @@ impl axum::serve::Listener for ErrorBodyListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (stream, addr) = axum::serve::Listener::accept(&mut self.inner).await;
-        (ErrorBodyIo::new(stream), addr)
+        (ErrorBodyIo::new(stream, Arc::clone(&self.stylesheet)), addr)
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
@@ -56,15 +59,17 @@ impl axum::serve::Listener for ErrorBodyListener {
 /// The listener `serve` uses: hyper's refusals filled, and `TCP_NODELAY` on
 /// each connection (without it a response written in two parts, headers
 /// then a file's body, waits on the client's delayed ACK: 40 ms a file).
+/// `stylesheet` is the one the error page links.
 pub fn site_listener(
     tcp: TcpListener,
+    stylesheet: &str,
 ) -> axum::serve::TapIo<ErrorBodyListener, fn(&mut ErrorBodyIo<TcpStream>)> {
     fn nodelay(io: &mut ErrorBodyIo<TcpStream>) {
         if let Err(error) = io.get_mut().set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
     }
-    axum::serve::ListenerExt::tap_io(ErrorBodyListener::new(tcp), nodelay as fn(&mut _))
+    axum::serve::ListenerExt::tap_io(ErrorBodyListener::new(tcp, stylesheet), nodelay as fn(&mut _))
 }
 
 /// One connection; see the module's documentation.
@@ -78,11 +83,12 @@ pub struct ErrorBodyIo<T> {
     /// A filled refusal being written, how much of it is out, and the
     /// length of hyper's bare one it stands for.
     pending: Option<(Vec<u8>, usize, usize)>,
+    stylesheet: Arc<str>,
 }
 
 impl<T> ErrorBodyIo<T> {
-    pub fn new(inner: T) -> ErrorBodyIo<T> {
-        ErrorBodyIo { inner, request_start: Vec::new(), answered: true, pending: None }
+    pub fn new(inner: T, stylesheet: Arc<str>) -> ErrorBodyIo<T> {
+        ErrorBodyIo { inner, request_start: Vec::new(), answered: true, pending: None, stylesheet }
     }
 
     pub fn get_mut(&mut self) -> &mut T {
@@ -134,7 +140,7 @@ impl<T: AsyncWrite + Unpin> ErrorBodyIo<T> {
             let Some((status, date)) = bare_refusal(buf) else {
                 return Poll::Ready(Ok(None));
             };
-            let filled = filled_refusal(status, date, &self.request_start);
+            let filled = filled_refusal(status, date, &self.request_start, &self.stylesheet);
             self.pending = Some((filled, 0, buf.len()));
         }
         ready!(self.poll_write_out(cx))?;
@@ -226,7 +232,7 @@ fn bare_refusal(head: &[u8]) -> Option<(StatusCode, Option<&str>)> {
 
 /// The answer that goes out instead: the same status with a body, JSON
 /// when the request it answers began with an API path.
-fn filled_refusal(status: StatusCode, date: Option<&str>, request_start: &[u8]) -> Vec<u8> {
+fn filled_refusal(status: StatusCode, date: Option<&str>, request_start: &[u8], stylesheet: &str) -> Vec<u8> {
     let api = request_path(request_start).is_some_and(|path| is_api_path(&path));
     let said = match status {
         StatusCode::BAD_REQUEST => {
@@ -236,7 +242,7 @@ fn filled_refusal(status: StatusCode, date: Option<&str>, request_start: &[u8]) 
         StatusCode::URI_TOO_LONG => "the address is longer than this server reads (65,534 bytes)",
         _ => "the request's headers are larger than this server reads",
     };
-    let (body, content_type) = error_body(status, api, Some(said));
+    let (body, content_type) = error_body(status, api, Some(said), stylesheet);
     let date = date.map(|date| format!("date: {date}\r\n")).unwrap_or_default();
     let head = format!(
         "HTTP/1.1 {} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n{date}\r\n",
@@ -312,16 +318,26 @@ mod tests {
         );
         assert_eq!(request_path(b"GET /issues?").as_deref(), Some("/issues"));
         assert_eq!(request_path(b"").as_deref(), None);
-        let page =
-            String::from_utf8(filled_refusal(StatusCode::URI_TOO_LONG, Some("D"), b"GET /issues/aaaa"))
-                .unwrap();
+        let page = String::from_utf8(filled_refusal(
+            StatusCode::URI_TOO_LONG,
+            Some("D"),
+            b"GET /issues/aaaa",
+            "/pkg/0a1b2c3d/fixedpoint.css",
+        ))
+        .unwrap();
         assert!(page.starts_with("HTTP/1.1 414 URI Too Long\r\ncontent-type: text/html"), "{page}");
         assert!(page.contains("<a href=\"/\">Back to the home page</a>"), "{page}");
+        assert!(page.contains("href=\"/pkg/0a1b2c3d/fixedpoint.css\""), "the build's stylesheet: {page}");
         assert!(page.contains("connection: close\r\ndate: D\r\n\r\n"), "{page}");
         let (head, body) = page.split_once("\r\n\r\n").unwrap();
         assert!(head.contains(&format!("content-length: {}", body.len())), "{head}");
-        let api =
-            String::from_utf8(filled_refusal(StatusCode::BAD_REQUEST, None, b"GET /api/v1/x\xff")).unwrap();
+        let api = String::from_utf8(filled_refusal(
+            StatusCode::BAD_REQUEST,
+            None,
+            b"GET /api/v1/x\xff",
+            "/pkg/x.css",
+        ))
+        .unwrap();
         let (_, body) = api.split_once("\r\n\r\n").unwrap();
         let body: serde_json::Value = serde_json::from_str(body).unwrap();
         assert!(body["error"].as_str().unwrap().contains("ASCII"), "{body}");

@@ -2,6 +2,7 @@
 //! static bundle and the JSON endpoints. Each area adds its own `router()`
 //! here; [`router`] merges them.
 
+pub mod bundle;
 pub mod error_bodies;
 mod health;
 pub mod listener;
@@ -17,7 +18,6 @@ use axum::Router;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use tower_http::compression::CompressionLayer;
-use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
@@ -30,6 +30,9 @@ use crate::web::rate_limit::RateLimiter;
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
+    /// The build of the browser bundle the pages name (`/pkg/<id>/`).
+    #[from_ref(skip)]
+    pub bundle: bundle::Bundle,
     pub store: Store,
     pub config: Arc<Config>,
     /// Stored rounds, published for the dashboard's live streams.
@@ -64,7 +67,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(config: Config, store: Store) -> AppState {
-        let leptos_options = leptos_options(&config);
+        let bundle = bundle::Bundle::read(&config.site_root);
+        let leptos_options = leptos_options(&config, &bundle);
         let audit_limiter = Arc::new(RateLimiter::per_minute(config.audit_rate_per_minute));
         let signin_limiter = Arc::new(RateLimiter::per_minute(config.signin_rate_per_minute));
         // Five links per address in a quarter of an hour: enough for typos
@@ -83,6 +87,7 @@ impl AppState {
             config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
         AppState {
             leptos_options,
+            bundle,
             store,
             config: Arc::new(config),
             live: LiveEvents::new(),
@@ -101,12 +106,14 @@ impl AppState {
 }
 
 /// Leptos' options, built from our configuration rather than from files or
-/// compile-time variables, so the binary runs from any directory.
-pub fn leptos_options(config: &Config) -> LeptosOptions {
+/// compile-time variables, so the binary runs from any directory. The
+/// bundle's directory names its build, so every page links that build's
+/// files (`/pkg/<id>/fixedpoint.js`, the route modules it preloads).
+pub fn leptos_options(config: &Config, bundle: &bundle::Bundle) -> LeptosOptions {
     LeptosOptions::builder()
         .output_name(app::OUTPUT_NAME)
         .site_root(config.site_root.to_string_lossy().into_owned())
-        .site_pkg_dir("pkg")
+        .site_pkg_dir(bundle.pkg_dir())
         .site_addr(config.addr)
         .build()
 }
@@ -171,16 +178,16 @@ pub fn router(state: AppState) -> Router {
             move || provide_page_context(&context_state),
             move || app::shell(leptos_options.clone()),
         )
-        // The bundle, from the brotli or gzip copies build-site made when the
-        // browser takes them; a missing file is a plain 404.
-        .nest_service(
-            "/pkg",
-            ServeDir::new(state.config.site_root.join("pkg")).precompressed_br().precompressed_gzip(),
-        )
+        // The current build's bundle, immutable; any other /pkg/ address a 404.
+        .merge(bundle::router(&state.config.site_root, &state.bundle))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
-        .layer(axum::middleware::from_fn(error_bodies::fill_error_bodies))
+        .layer(axum::middleware::from_fn_with_state(
+            state.bundle.stylesheet(),
+            error_bodies::fill_error_bodies,
+        ))
+        .layer(axum::middleware::from_fn(bundle::pages_no_cache))
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

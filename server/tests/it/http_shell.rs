@@ -67,18 +67,28 @@ both_backends! {
     }
 }
 
-/// The bundle is served from the precompressed copies build-site writes:
-/// brotli when the browser takes it, else gzip, else the file as it is; a
-/// missing file is a 404, never the HTML of a page.
+/// The bundle is served under its build id (`pkg/build-id` names it) from
+/// the precompressed copies build-site writes: brotli when the browser
+/// takes it, else gzip, else the file as it is, each immutable for a year.
+/// A file missing from the build, any address outside it (an earlier
+/// build's file still on disk, the unversioned layout) is a 404 no cache
+/// keeps, never a file; pages name only this build and are `no-cache`.
 #[tokio::test]
-async fn the_bundle_is_served_precompressed() {
+async fn the_bundle_is_served_by_build_id_immutable_and_pages_no_cache() {
+    const ID: &str = "0123456789abcdef";
+    const OLD: &str = "fedcba9876543210";
     let db = crate::support::sqlite().await;
     let site = tempfile::tempdir().unwrap();
     let pkg = site.path().join("pkg");
-    std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(pkg.join("app.js"), "plain").unwrap();
-    std::fs::write(pkg.join("app.js.br"), "brotli bytes").unwrap();
-    std::fs::write(pkg.join("app.js.gz"), "gzip bytes").unwrap();
+    for dir in [ID, OLD] {
+        std::fs::create_dir_all(pkg.join(dir)).unwrap();
+    }
+    std::fs::write(pkg.join("build-id"), format!("{ID}\n")).unwrap();
+    std::fs::write(pkg.join(ID).join("app.js"), "plain").unwrap();
+    std::fs::write(pkg.join(ID).join("app.js.br"), "brotli bytes").unwrap();
+    std::fs::write(pkg.join(ID).join("app.js.gz"), "gzip bytes").unwrap();
+    std::fs::write(pkg.join(OLD).join("app.js"), "the old build").unwrap();
+    std::fs::write(pkg.join("app.js"), "the layout before build ids").unwrap();
     let root = site.path().to_string_lossy().into_owned();
     let url = db.url.clone();
     let config = Config::from_lookup(|name| match name {
@@ -88,28 +98,80 @@ async fn the_bundle_is_served_precompressed() {
     })
     .unwrap();
     let app = web::router(AppState::new(config, db.store.clone()));
-    let fetch = |encoding: &'static str, path: &'static str| {
+    let fetch = |encoding: &'static str, path: String| {
         let app = app.clone();
         async move {
-            let request = Request::get(path).header("accept-encoding", encoding).body(Body::empty()).unwrap();
+            let request =
+                Request::get(&path).header("accept-encoding", encoding).body(Body::empty()).unwrap();
             let response = app.oneshot(request).await.unwrap();
-            let status = response.status();
-            let encoding =
-                response.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_string());
+            let header = |name: &str| response.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+            let (status, encoding, cache) =
+                (response.status(), header("content-encoding"), header("cache-control"));
             let body = response.into_body().collect().await.unwrap().to_bytes();
-            (status, encoding, String::from_utf8_lossy(&body).into_owned())
+            (status, encoding, cache, String::from_utf8_lossy(&body).into_owned())
         }
     };
+    let immutable = Some("public, max-age=31536000, immutable".to_string());
     assert_eq!(
-        fetch("gzip, br", "/pkg/app.js").await,
-        (StatusCode::OK, Some("br".into()), "brotli bytes".into())
+        fetch("gzip, br", format!("/pkg/{ID}/app.js")).await,
+        (StatusCode::OK, Some("br".into()), immutable.clone(), "brotli bytes".into())
     );
     assert_eq!(
-        fetch("gzip", "/pkg/app.js").await,
-        (StatusCode::OK, Some("gzip".into()), "gzip bytes".into())
+        fetch("gzip", format!("/pkg/{ID}/app.js")).await,
+        (StatusCode::OK, Some("gzip".into()), immutable.clone(), "gzip bytes".into())
     );
-    assert_eq!(fetch("identity", "/pkg/app.js").await, (StatusCode::OK, None, "plain".into()));
-    let (status, _, body) = fetch("gzip", "/pkg/missing.js").await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(!body.contains("<html"), "no page for a missing file");
+    assert_eq!(
+        fetch("identity", format!("/pkg/{ID}/app.js")).await,
+        (StatusCode::OK, None, immutable.clone(), "plain".into())
+    );
+    for path in [
+        format!("/pkg/{ID}/missing.js"),
+        format!("/pkg/{OLD}/app.js"),
+        "/pkg/app.js".into(),
+        "/pkg/build-id".into(),
+    ] {
+        let (status, _, cache, body) = fetch("gzip", path.clone()).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(cache.as_deref(), Some("no-store"), "{path}: a 404 is not kept");
+        assert!(
+            !body.contains("plain") && !body.contains("old build") && !body.contains("layout"),
+            "{path}: {body}"
+        );
+    }
+
+    // Pages: no-cache, and every file they name is this build's.
+    for path in ["/", "/signin", "/no/such/page"] {
+        let (status, _, cache, body) = fetch("identity", path.to_string()).await;
+        assert!(status == StatusCode::OK || status == StatusCode::NOT_FOUND, "{path}: {status}");
+        assert_eq!(cache.as_deref(), Some("no-cache"), "{path}");
+        assert!(
+            body.contains(&format!("href=\"/pkg/{ID}/fixedpoint.css\"")),
+            "{path}: the build's stylesheet"
+        );
+        assert!(
+            body.contains(&format!("data-pkg=\"/pkg/{ID}\"")),
+            "{path}: the build's directory for the worker"
+        );
+        assert!(
+            body.contains(&format!("rel=\"modulepreload\" href=\"/pkg/{ID}/fixedpoint.js\"")),
+            "{path}: {body}"
+        );
+        assert!(
+            body.contains(&format!("href=\"/pkg/{ID}/fixedpoint_bg.wasm\"")),
+            "{path}: the main module's wasm"
+        );
+        let outside = body.match_indices("/pkg/").filter(|(at, _)| !body[at + 5..].starts_with(ID)).count();
+        assert_eq!(outside, 0, "{path}: nothing outside the build: {body}");
+    }
+    // The error page a handler's refusal gets links the build's stylesheet.
+    let request = Request::post("/teams/nope")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .body(Body::from("action=stop"))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    assert!(response.status().is_client_error());
+    assert_eq!(response.headers()["cache-control"], "no-cache");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains(&format!("href=\"/pkg/{ID}/fixedpoint.css\"")));
 }

@@ -63,7 +63,10 @@ mod browser {
     pub fn start_engine(on_event: impl Fn(EngineEvent) + 'static) {
         let options = WorkerOptions::new();
         options.set_type(WorkerType::Module);
-        let worker = match Worker::new_with_options("/audit-worker.js", &options) {
+        // The worker is a file of the bundle: the build's own, next to the
+        // auditor's module it loads.
+        let url = format!("{}/audit-worker.js", crate::bundle_path());
+        let worker = match Worker::new_with_options(&url, &options) {
             Ok(worker) => worker,
             Err(error) => {
                 on_event(EngineEvent::Failed { message: format!("{error:?}") });

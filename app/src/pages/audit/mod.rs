@@ -1,8 +1,8 @@
 //! `/audit`: paste a loop, get its exits and verdict at once, in the browser.
 //!
 //! The auditor runs in a Web Worker (see `client.rs` and
-//! `public/audit-worker.js`) that only this page starts, so the rest of the
-//! site never downloads a grammar. Without JavaScript the same page is a form
+//! `auditor/wasm/audit-worker.js`, a file of the bundle) that only this page
+//! starts, so the rest of the site never downloads a grammar. Without JavaScript the same page is a form
 //! that posts to the server, which audits with the same engine; the server
 //! also audits the opening example, so the first paint already has a report.
 

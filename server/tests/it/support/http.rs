@@ -116,9 +116,10 @@ pub fn fixedpoint(database_url: &str, args: &[&str]) -> Output {
 pub async fn serve(state: AppState) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
     let addr = listener.local_addr().unwrap();
+    let stylesheet = state.bundle.stylesheet();
     let service = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move {
-        axum::serve(web::listener::site_listener(listener), service).await.expect("serve");
+        axum::serve(web::listener::site_listener(listener, &stylesheet), service).await.expect("serve");
     });
     format!("http://{addr}")
 }

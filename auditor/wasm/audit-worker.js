@@ -1,7 +1,9 @@
 // The auditor's worker. The audit page starts it; it loads the auditor
 // (tree-sitter and the six grammars, compiled to WebAssembly) and answers the
 // page's messages. Nothing here touches the network except fetching the
-// module itself: the source stays in this browser.
+// module itself: the source stays in this browser. build-site copies it into
+// the bundle's directory (`/pkg/<build id>/`), so it loads the auditor of its
+// own build, whatever the server serves by then.
 //
 // Messages in:  {type: "audit",  id, source, language, path}
 //               {type: "render", id, format, source, language, path}
@@ -11,10 +13,10 @@
 //               {type: "report", id, json, ms} | {type: "rendered", id, format, text}
 //               {type: "packed", id, fragment} | {type: "unpacked", id, source, language}
 //               {type: "error", id, message}
-import init, { audit, render } from "/pkg/auditor.js";
+import init, { audit, render } from "./auditor.js";
 
 const started = performance.now();
-const ready = init({ module_or_path: "/pkg/auditor_bg.wasm" }).then(
+const ready = init({ module_or_path: new URL("./auditor_bg.wasm", import.meta.url) }).then(
   () => postMessage({ type: "ready", ms: performance.now() - started }),
   (error) => {
     postMessage({ type: "failed", message: String(error) });
