@@ -234,8 +234,18 @@ pub fn AuditPage() -> impl IntoView {
     // a navigation inside the site the window's address may be updated only
     // once this page is shown; the router's holds it from the start.
     let router_hash = leptos_router::hooks::use_location().hash;
+    // The pane's scroll, read into the signal the gutter and the highlight
+    // follow: on every scroll, and once the page is live (a paste made while
+    // the page was still loading scrolled it before anyone listened).
+    let sync_scroll = move || {
+        if let Some(element) = textarea.get_untracked() {
+            scroll.set((element.scroll_top(), element.scroll_left()));
+        }
+    };
     Effect::new(move |_| {
         hydrated.set(true);
+        sync_scroll();
+        request_animation_frame(sync_scroll);
         client::start_engine(on_event);
         let early = client::early_source().filter(|text| *text != rendered_source);
         client::settle_early();
@@ -479,11 +489,7 @@ pub fn AuditPage() -> impl IntoView {
                                 share_url.set(None);
                                 schedule_audit(DEBOUNCE);
                             }
-                            on:scroll=move |_| {
-                                if let Some(element) = textarea.get_untracked() {
-                                    scroll.set((element.scroll_top(), element.scroll_left()));
-                                }
-                            }
+                            on:scroll=move |_| sync_scroll()
                             on:dragover=move |event| event.prevent_default()
                             on:drop=move |event| {
                                 if let Some(file) = dropped_file(&event) {
