@@ -144,22 +144,15 @@ async fn the_bundle_is_served_by_build_id_immutable_and_pages_no_cache() {
         let (status, _, cache, body) = fetch("identity", path.to_string()).await;
         assert!(status == StatusCode::OK || status == StatusCode::NOT_FOUND, "{path}: {status}");
         assert_eq!(cache.as_deref(), Some("no-cache"), "{path}");
-        assert!(
-            body.contains(&format!("href=\"/pkg/{ID}/fixedpoint.css\"")),
-            "{path}: the build's stylesheet"
-        );
-        assert!(
-            body.contains(&format!("data-pkg=\"/pkg/{ID}\"")),
-            "{path}: the build's directory for the worker"
-        );
-        assert!(
-            body.contains(&format!("rel=\"modulepreload\" href=\"/pkg/{ID}/fixedpoint.js\"")),
-            "{path}: {body}"
-        );
-        assert!(
-            body.contains(&format!("href=\"/pkg/{ID}/fixedpoint_bg.wasm\"")),
-            "{path}: the main module's wasm"
-        );
+        let named = [
+            (format!("href=\"/pkg/{ID}/fixedpoint.css\""), "the build's stylesheet"),
+            (format!("data-pkg=\"/pkg/{ID}\""), "the build's directory for the worker"),
+            (format!("rel=\"modulepreload\" href=\"/pkg/{ID}/fixedpoint.js\""), "the main module's preload"),
+            (format!("href=\"/pkg/{ID}/fixedpoint_bg.wasm\""), "the main module's wasm"),
+        ];
+        for (needle, what) in &named {
+            assert!(body.contains(needle.as_str()), "{path}: {what}: {body}");
+        }
         let outside = body.match_indices("/pkg/").filter(|(at, _)| !body[at + 5..].starts_with(ID)).count();
         assert_eq!(outside, 0, "{path}: nothing outside the build: {body}");
     }
