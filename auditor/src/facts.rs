@@ -38,6 +38,12 @@ pub(crate) const MAX_NESTING: u32 = 1_500;
 const SUBWALK_LIMIT: usize = 512;
 /// How many enclosing conditions an exit site takes as its guards.
 const GUARD_LIMIT: usize = 6;
+/// The last part of a name (`count` of `self.count`, `state->count`,
+/// `$count`).
+pub(crate) fn last_name(name: &str) -> &str {
+    name.rsplit(['.', ':', '>']).next().unwrap_or(name).trim_start_matches('$')
+}
+
 /// The depth of a guard read from an `if ... continue` before the exit
 /// (negated): it speaks only for the goal (`if reply.tool_calls: ...;
 /// continue` then `return reply`), never for a bound, whose negation says
@@ -155,6 +161,10 @@ pub(crate) struct Clause {
     /// The clause looks for an unchecked box of a checklist (`grep -q '\[ \]'
     /// PLAN.md`, `"- [ ]" in plan`): work left on a list.
     pub unchecked_box: bool,
+    /// The clause is an allowance spent by a skip just before an exit (`if
+    /// retries_left > 0 { retries_left -= 1; continue }` then `break`): the
+    /// loop leaves once it no longer holds.
+    pub allowance: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1537,6 +1547,11 @@ impl<'s, 't> Walker<'s, 't> {
                     .find(|c| matches!(c.kind(), "block" | "statement_block" | "compound_statement"))
             });
             body.is_some_and(|body| {
+                // (Go puts a block's statements in a list of their own.)
+                let body = match body.named_child(0) {
+                    Some(list) if list.kind() == "statement_list" => list,
+                    _ => body,
+                };
                 leaves(body)
                     || (0..body.named_child_count()).filter_map(|i| body.named_child(i as u32)).any(leaves)
             })
@@ -2441,10 +2456,29 @@ impl<'s, 't> Walker<'s, 't> {
             for clause in self.guard_clauses(frame) {
                 let clause = &self.facts.clauses[clause];
                 let has = |word: &str| clause.words.iter().any(|w| w == word);
-                let success = has("done") || has("ok") || has("pass");
+                // (`status == 'success'` says it with a literal.)
+                let literal = |word: &str| {
+                    clause.equality && !clause.differs && clause.literals.iter().any(|w| w == word)
+                };
+                let success = has("done") || has("ok") || has("pass") || literal("done") || literal("pass");
                 let bad =
-                    ["error", "bad", "invalid", "rejected", "wrong", "empty", "no"].iter().any(|w| has(w));
-                if (bad && !clause.negated) || (success && clause.negated) {
+                    ["error", "bad", "invalid", "rejected", "wrong", "empty", "no"].iter().any(|w| has(w))
+                        || literal("error");
+                // A command's exit status other than zero (`return_code !=
+                // 0`, `exit_code -ne 0`): the run failed.
+                // (Or the other branch of `rc -eq 0`, `failed == 0`.)
+                let failed_status =
+                    (has("code") || has("status") || has("returncode") || has("rc") || has("error"))
+                        && clause.zero
+                        && (clause.differs || clause.equality)
+                        && (clause.differs != clause.negated);
+                // (`[[ ! -s "$out" ]]`: the pass left an empty output.)
+                let empty_output = self.family == Family::Bash && {
+                    let text = self.source.get(clause.range.clone()).unwrap_or("");
+                    let inner = text.trim_start_matches(['[', ' ']);
+                    inner.starts_with("! -s ") || inner.starts_with("-z \"$(cat")
+                };
+                if (bad && !clause.negated) || (success && clause.negated) || failed_status || empty_output {
                     return true;
                 }
             }
@@ -2854,6 +2888,10 @@ impl<'s, 't> Walker<'s, 't> {
         // Only an exit with no condition of its own is read through the
         // `if ... continue` before it (the nearest guard decides anyway).
         let skipped = if groups.is_empty() { self.skipping_guards(node, floor) } else { Vec::new() };
+        // `if retries_left > 0 { retries_left -= 1; continue }` right before
+        // the exit: an allowance spent on each skip, and the exit is where
+        // the loop goes once it is used up.
+        let allowances = self.spent_allowances(node, floor);
         let targets: Vec<usize> = if leaves_function {
             loops
                 .iter()
@@ -2871,11 +2909,19 @@ impl<'s, 't> Walker<'s, 't> {
         // A Bash exit in an `a && b && break` list is guarded by the commands
         // before it: the nearest guard of all.
         if self.family == Family::Bash {
-            if let Some(parent) = self.frames.last().map(|f| f.node) {
+            // (Or in a group of commands there: `[[ $n -ge 3 ]] && { echo
+            // stop; return 4; }`.)
+            let mut member = node;
+            let mut parent = self.frames.last().map(|f| f.node);
+            if let Some(group) = parent.filter(|p| p.kind() == "compound_statement") {
+                member = group;
+                parent = self.ancestor(1);
+            }
+            if let Some(parent) = parent {
                 if parent.kind() == "list" {
                     let preceding: Vec<Node<'t>> = (0..parent.named_child_count())
                         .filter_map(|i| parent.named_child(i as u32))
-                        .take_while(|child| child.id() != node.id())
+                        .take_while(|child| child.id() != member.id())
                         .collect();
                     let clauses = self.clauses_of(&preceding);
                     groups.insert(0, (Role::Guard, clauses));
@@ -2921,6 +2967,18 @@ impl<'s, 't> Walker<'s, 't> {
                     site: site.clone(),
                     via: None,
                     depth: SKIPPED_DEPTH,
+                });
+            }
+            // The loop goes on while the allowance holds: it reads as the
+            // loop's own condition, at the check itself.
+            for &clause in &allowances {
+                self.facts.links.push(ExitLink {
+                    clause,
+                    role: Role::LoopCondition,
+                    loop_id: id,
+                    site: self.facts.clauses[clause].range.clone(),
+                    via: None,
+                    depth: 0,
                 });
             }
         }
@@ -3031,6 +3089,70 @@ impl<'s, 't> Walker<'s, 't> {
                 let flipped = !self.facts.clauses[clause].negated;
                 self.facts.clauses[clause].negated = flipped;
                 out.push(clause);
+            }
+        }
+        out
+    }
+
+    /// The conditions of the `if` statements just before `node` in its own
+    /// block (or the block of its statement) whose body moves a name of the
+    /// condition by a constant and ends with `continue`: `if nudges <
+    /// MAX_NUDGES { nudges += 1; ...; continue }` then `return Err(..)`. Each
+    /// skip spends the allowance, and `node` runs once it is spent. Marked
+    /// `allowance`, not negated: the loop goes on while they hold.
+    fn spent_allowances(&mut self, node: Node<'t>, floor: usize) -> Vec<usize> {
+        let mut found: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+        let mut current = node;
+        let mut level = self.frames.len();
+        while level > floor + 1 && self.frames.len() - level < 2 && found.is_empty() {
+            let parent = self.frames[level - 1].node;
+            let (before, _) = self.siblings_of(parent, current);
+            for statement in before.into_iter().rev().take(4) {
+                // (A Rust `if` is an expression in a statement.)
+                let statement = match statement.named_child(0) {
+                    Some(inner) if statement.kind() == "expression_statement" => inner,
+                    _ => statement,
+                };
+                if self.syn_of(statement) != Syn::If
+                    || self.field(statement, "alternative").is_some()
+                    || self
+                        .children_named(statement)
+                        .iter()
+                        .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+                    || !self.ends_with_continue(statement)
+                {
+                    continue;
+                }
+                if let Some(condition) = self.field(statement, "condition") {
+                    found.push((statement, condition));
+                }
+                break;
+            }
+            // A Rust `break;` is an expression statement in the block.
+            if parent.kind() != "expression_statement" {
+                break;
+            }
+            current = parent;
+            level -= 1;
+        }
+        let mut out = Vec::new();
+        for (statement, condition) in found {
+            let body = statement.byte_range();
+            let clauses = self.clauses_of(&[condition]);
+            let spends = |clause: &Clause, assigns: &[AssignFact]| {
+                clause.ordering
+                    && assigns.iter().any(|a| {
+                        a.step
+                            && a.range.start >= body.start
+                            && a.range.end <= body.end
+                            && clause.idents.iter().any(|ident| last_name(ident) == last_name(&a.target))
+                    })
+            };
+            for clause in clauses {
+                if spends(&self.facts.clauses[clause], &self.facts.assigns) {
+                    self.facts.clauses[clause].allowance = true;
+                    out.push(clause);
+                }
             }
         }
         out

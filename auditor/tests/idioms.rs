@@ -929,3 +929,78 @@ fn a_wait_for_budget_that_gives_up_ends_the_loop() {
         &[E2],
     );
 }
+
+#[test]
+fn an_allowance_spent_by_skips_ends_the_loop_once_used_up() {
+    // `if left > 0 { left -= 1; continue }` right before the exit: empty
+    // replies are retried a few times, then the loop gives up.
+    check(
+        Rust,
+        "async fn run(&self) -> Result<()> {\n    let mut empty_retries_left = 2;\n    loop {\n        let response = self.provider.chat().await?;\n        if response.has_tool_calls() {\n            self.exec(response).await;\n        } else if let Some(content) = response.content {\n            return Ok(Some(content));\n        } else {\n            if empty_retries_left > 0 {\n                empty_retries_left -= 1;\n                continue;\n            }\n            warn!(\"giving up\");\n            break;\n        }\n    }\n    Ok(None)\n}\n",
+        &[E1, E7],
+    );
+    check(
+        Go,
+        "package agent\n\nfunc (t *Loop) Run() error {\n\tfor {\n\t\tresp := t.llm.Complete(t.msgs)\n\t\tif resp.Terminal() {\n\t\t\treturn nil\n\t\t}\n\t\tif nudges < maxNudges {\n\t\t\tnudges++\n\t\t\tt.msgs = append(t.msgs, nudge)\n\t\t\tcontinue\n\t\t}\n\t\treturn errors.New(\"no terminal call\")\n\t}\n}\n",
+        &[E1, E7],
+    );
+    // A skip that spends nothing is no allowance: the exit after it ends
+    // the loop on the first pass that is not skipped.
+    check(
+        Go,
+        "package agent\n\nfunc (t *Loop) Run() error {\n\tfor {\n\t\tresp := t.llm.Complete(t.msgs)\n\t\tif resp.Terminal() {\n\t\t\treturn nil\n\t\t}\n\t\tif len(resp.Calls) > 0 {\n\t\t\tt.handle(resp.Calls)\n\t\t\tcontinue\n\t\t}\n\t\treturn errors.New(\"no terminal call\")\n\t}\n}\n",
+        &[E1],
+    );
+    // Each skipped pass counted by its own name is a turn cap.
+    check(
+        Python,
+        "def run():\n    turns = 0\n    while True:\n        reply = llm(messages)\n        if reply.done:\n            return reply\n        if turns < MAX_TURNS:\n            turns += 1\n            continue\n        break\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn retries_that_run_out_before_a_guarded_exit_end_the_loop() {
+    // Go puts the statements of the guard's block in a list of their own.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run() {\n\tfor {\n\t\tvar response string\n\t\tfor attempt := 0; attempt < a.retryAttempts; attempt++ {\n\t\t\tresp, err := a.client.Create(prompt)\n\t\t\tif err == nil {\n\t\t\t\tresponse = resp\n\t\t\t\tbreak\n\t\t\t}\n\t\t}\n\t\tif response == \"\" {\n\t\t\tlog.Error().Msg(\"failed\")\n\t\t\tbreak\n\t\t}\n\t\ta.handle(response)\n\t}\n}\n",
+        &[E7],
+    );
+}
+
+#[test]
+fn failures_told_by_an_exit_status_are_counted_as_failures() {
+    // A script's non-zero return code spends a retry (not a pass); a
+    // script that ran clean is the goal.
+    check(
+        Python,
+        "def main():\n    retries = 3\n    while True:\n        code = llm(prompt)\n        return_code = run(code)\n        if return_code != 0:\n            retries -= 1\n            if retries <= 0:\n                break\n        else:\n            return\n",
+        &[E1, E7],
+    );
+    // The other branch of a success status: a debug attempt is spent only
+    // when the report is not a success.
+    check(
+        Python,
+        "def fix(report):\n    attempt = 0\n    while True:\n        if attempt > max_attempts:\n            break\n        report = debugger.analyze(run())\n        if report.get('status') == 'success':\n            break\n        else:\n            attempt += 1\n",
+        &[E1, E7],
+    );
+    // Bash: a stall counted on failed rounds (`rc -eq 0` not holding) or
+    // on an empty output, in a group after `&&`, is an error threshold.
+    check(
+        Bash,
+        "stall=0\nwhile true; do\n  codex exec \"$PROMPT\" > \"$out\"\n  if [[ ! -s \"$out\" ]]; then\n    stall=$((stall+1))\n    [[ \"$stall\" -ge 3 ]] && { echo \"3 stalls, stopping\"; return 4; }\n    continue\n  fi\n  stall=0\n  run_tests\ndone\n",
+        &[E7],
+    );
+    check(
+        Bash,
+        "stall=0\nwhile true; do\n  codex exec \"$PROMPT\"\n  run_tests; RC=$?\n  if [[ \"$RC\" -eq 0 ]]; then\n    stall=0\n  else\n    stall=$((stall+1))\n    [[ \"$stall\" -ge 3 ]] && { echo \"stopping\"; return 4; }\n  fi\ndone\n",
+        &[E7],
+    );
+    // A stall counted on passes that changed nothing stays no progress.
+    check(
+        Bash,
+        "stall=0\nwhile true; do\n  codex exec \"$PROMPT\"\n  if git diff --quiet; then\n    stall=$((stall+1))\n    [[ \"$stall\" -ge 3 ]] && { echo \"no change\"; break; }\n  else\n    stall=0\n  fi\ndone\n",
+        &[E5],
+    );
+}

@@ -39,7 +39,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // (`allow_looping` is a setting, not a detector.)
-    if view.has("hash") || (view.has("stall") && !view.has("allow")) {
+    // (A "stall" moved only when a pass failed, `if [[ ! -s $out ]]; then
+    // stall=$((stall+1))`, counts failures: the error threshold's.)
+    if view.has("hash") || (view.has("stall") && !view.has("allow") && !view.error_counter) {
         return true;
     }
     // `state in seen`, `visits[state] >= 3`; not the size of a history

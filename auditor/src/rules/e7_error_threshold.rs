@@ -41,6 +41,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("breaker") {
         return true;
     }
+    // An allowance spent by each skip just before the exit (`if
+    // empty_retries_left > 0 { empty_retries_left -= 1; continue }` then
+    // `break`, `if nudges < MAX_NUDGES { nudges++; continue }` then `return
+    // Err(..)`): what it counts is the passes that went wrong, unless its
+    // words say it counts every pass.
+    let wrong_passes =
+        view.any(&["nudge", "nudges", "attempt", "repair", "repairs", "error", "empty", "invalid"]);
+    if clause.allowance
+        && (wrong_passes || !view.any(&["iter", "turn", "step", "round", "depth", "recursion"]))
+    {
+        return true;
+    }
     // A retry loop around one request inside the agent's loop: its attempts
     // are failures of that request (`for i := 0; i < retryTimes; i++`).
     if view.nested && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {

@@ -10,7 +10,9 @@
 //! bounds with units (time, money, failures), turn caps, and goal met last,
 //! because its vocabulary (`done`, `ok`, `final`) is the loosest.
 
-use crate::facts::{AssignFact, CallFact, Clause, ExitLink, Facts, HashMap, HashSet, KwargFact, Role};
+use crate::facts::{
+    last_name, AssignFact, CallFact, Clause, ExitLink, Facts, HashMap, HashSet, KwargFact, Role,
+};
 use crate::ExitId;
 
 type ClauseRule = fn(&ClauseView<'_>) -> bool;
@@ -66,17 +68,18 @@ impl<'a> Provenance<'a> {
         &assigns[from..to.max(from)]
     }
 
-    /// How a loop counts what `name` holds: `(every pass, failures only)`.
+    /// How a loop counts what `name` holds: `(every pass, failures only,
+    /// moved in error branches only)`.
     fn counts(
         &self,
         name: &str,
         idents: &[String],
         loop_range: &std::ops::Range<usize>,
         body_start: usize,
-    ) -> (bool, bool) {
+    ) -> (bool, bool, bool) {
         let assigns = self.counters_in(name, loop_range);
         if assigns.is_empty() {
-            return (false, false);
+            return (false, false, false);
         }
         let inside: Vec<&&AssignFact> = assigns
             .iter()
@@ -99,8 +102,9 @@ impl<'a> Provenance<'a> {
         // (failures since the last success), never passes.
         let reset = inside.iter().any(|a| a.reset && a.range.start >= body_start);
         let passes = !reset && steps.iter().any(|a| !a.error_branch && a.guards.is_empty());
-        let failures = !steps.is_empty() && (reset || steps.iter().all(|a| a.error_branch));
-        (passes, failures)
+        let in_errors = !steps.is_empty() && steps.iter().all(|a| a.error_branch);
+        let failures = in_errors || (!steps.is_empty() && reset);
+        (passes, failures, in_errors)
     }
 
     /// Whether the loop changes `name` by a constant anywhere.
@@ -191,10 +195,6 @@ fn same_receiver(assign: &AssignFact, idents: &[String]) -> bool {
     }
 }
 
-fn last_name(name: &str) -> &str {
-    name.rsplit(['.', ':', '>']).next().unwrap_or(name).trim_start_matches('$')
-}
-
 /// A clause as a rule sees it: its words and, when `expanded`, the words of
 /// the values its names hold where it reads them (in
 /// `elapsed = time.time() - start` ... `if elapsed > LIMIT`, the clause reads
@@ -212,6 +212,9 @@ pub(crate) struct ClauseView<'a> {
     /// A name of the clause is changed by a constant only in error branches
     /// (`failures += 1` in an `except`).
     pub failure_counter: bool,
+    /// Of those, one moved only in error branches (not merely set back to
+    /// zero on a success).
+    pub error_counter: bool,
     /// A name of the clause is assigned inside the loop from a call: this
     /// pass's result (`res := r.run(...)` ... `if res.Stopped`).
     pub this_pass: bool,
@@ -251,6 +254,7 @@ impl<'a> ClauseView<'a> {
         let mut this_pass = false;
         let mut pass_counter = false;
         let mut failure_counter = false;
+        let mut error_counter = false;
         let mut assigned_in_loop = false;
         let mut from_input = false;
         let mut counted = false;
@@ -269,10 +273,11 @@ impl<'a> ClauseView<'a> {
                 }
             }
             if let Some(loop_fact) = loop_fact {
-                let (passes, failures) =
+                let (passes, failures, in_errors) =
                     provenance.counts(ident, &clause.idents, &loop_fact.range, loop_fact.body_start);
                 pass_counter |= passes;
                 failure_counter |= failures;
+                error_counter |= in_errors;
                 counted |= provenance.counted(ident, &loop_fact.range);
             }
         }
@@ -285,6 +290,7 @@ impl<'a> ClauseView<'a> {
             callees: clause.callees.iter().map(String::as_str).collect(),
             pass_counter,
             failure_counter: failure_counter && !pass_counter,
+            error_counter: error_counter && !pass_counter,
             this_pass,
             assigned_in_loop,
             from_input,
