@@ -841,9 +841,14 @@ fn link_calls(facts: &mut Facts) {
                 );
             }
         }
+        // The answer of the called function that takes the exit: yes for
+        // `if detect_loop(): break`, no for `if not ok(): break` and for a
+        // loop condition.
+        let wanted = (link.role == Role::Guard) != clause.negated;
         for name in names {
             let via = clause.range.clone();
-            follow_returns(facts, &by_name, name, link.loop_id, &lp.range, &via, 1, &mut new_links);
+            let wanted = (clause.call_root.as_deref() == Some(name)).then_some(wanted);
+            follow_returns(facts, &by_name, name, link.loop_id, &lp.range, &via, wanted, 1, &mut new_links);
         }
     }
     // Calls in loops whose functions raise.
@@ -944,11 +949,15 @@ fn follow_returns(
     loop_id: usize,
     loop_range: &Range<usize>,
     via: &Range<usize>,
+    wanted: Option<bool>,
     depth: usize,
     out: &mut Vec<facts::ExitLink>,
 ) {
     for &function in callees(facts, by_name, name, loop_range) {
-        for exit in facts.function_exits.iter().filter(|e| e.function == function) {
+        // (`if len(seen) < 2: return False` in `detect_repeat()` that the
+        // loop asks `if detect_repeat(): break`: that answer goes on.)
+        let answers = |e: &&facts::FunctionExit| e.answer.is_none() || wanted.is_none() || e.answer == wanted;
+        for exit in facts.function_exits.iter().filter(|e| e.function == function).filter(answers) {
             // `return should_stop, reason`: the function answers yes under
             // the guards that turned its flag on.
             if let Some(name) = &exit.returned_name {
@@ -977,7 +986,7 @@ fn follow_returns(
                 });
                 let inner = facts.clauses[clause].call_root.as_deref();
                 if let Some(inner) = inner.filter(|_| depth < CALL_DEPTH) {
-                    follow_returns(facts, by_name, inner, loop_id, loop_range, via, depth + 1, out);
+                    follow_returns(facts, by_name, inner, loop_id, loop_range, via, None, depth + 1, out);
                 }
             }
         }

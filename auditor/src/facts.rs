@@ -361,6 +361,9 @@ pub(crate) struct FunctionExit {
     /// should_stop, reason`): the function's answer is that flag, set under
     /// the guards of its assignments (`local_flag_sets`).
     pub returned_name: Option<String>,
+    /// The plain yes or no it returns (`return false`, `Ok(true)`), if it
+    /// returns one.
+    pub answer: Option<bool>,
 }
 
 /// A local name set to a truthy plain value in a function, outside its
@@ -3217,6 +3220,11 @@ impl<'s, 't> Walker<'s, 't> {
         });
         let returned_name =
             first.filter(|v| matches!(v.kind(), "identifier")).map(|v| self.text(v).to_string());
+        let answer = match value_text.trim_end_matches(';') {
+            "true" | "True" | "Ok(true)" => Some(true),
+            "false" | "False" | "Ok(false)" => Some(false),
+            _ => None,
+        };
         self.facts.function_exits.push(FunctionExit {
             function,
             clauses,
@@ -3225,6 +3233,7 @@ impl<'s, 't> Walker<'s, 't> {
             raises,
             values,
             returned_name,
+            answer,
         });
     }
 

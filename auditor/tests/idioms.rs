@@ -1004,3 +1004,26 @@ fn failures_told_by_an_exit_status_are_counted_as_failures() {
         &[E5],
     );
 }
+
+#[test]
+fn a_detector_behind_a_call_speaks_by_the_answers_that_take_the_exit() {
+    // `detectRepetition` returns false while there is too little history:
+    // that answer lets the loop go on, so it says nothing about a turn cap;
+    // the detector's own name tells the exit.
+    check(
+        TypeScript,
+        "async function run(agent: Agent) {\n  const recent: string[] = [];\n  const detectRepetition = (text: string): boolean => {\n    if (recent.length < 2) return false;\n    return recent.some((prev) => overlap(text, prev) > 0.8);\n  };\n  while (true) {\n    const reply = await agent.step();\n    if (detectRepetition(reply.text)) {\n      break;\n    }\n    recent.push(reply.text);\n  }\n}\n",
+        &[E5],
+    );
+}
+
+#[test]
+fn an_abort_threshold_counts_what_its_counter_sees() {
+    // Tool results flagged by a loop detector, counted against an abort
+    // threshold: no progress, not a cancellation from outside.
+    check(
+        TypeScript,
+        "const AGENT_LOOP_ABORT_THRESHOLD = 3;\nasync function run(model: Model) {\n  let loopFireCount = 0;\n  while (true) {\n    const results = await model.callTools();\n    for (const tr of results) {\n      if (tr.result.loopDetected) loopFireCount++;\n    }\n    if (loopFireCount >= AGENT_LOOP_ABORT_THRESHOLD) {\n      return 'loop-aborted';\n    }\n  }\n}\n",
+        &[E5],
+    );
+}

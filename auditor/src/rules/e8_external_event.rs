@@ -60,7 +60,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    if view.has("cancel") {
+    // (`loopFireCount >= AGENT_LOOP_ABORT_THRESHOLD` counts events against
+    // a threshold that says what it does: what it counts decides.)
+    let threshold = view.clause.ordering && view.any(&["threshold", "max", "limit"]);
+    if view.has("cancel") && !threshold {
         return true;
     }
     // An interrupt that nothing ties to a person (`self.interrupted`,
