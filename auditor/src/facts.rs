@@ -1977,7 +1977,17 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         if self.family == Family::Bash && callee == "read" {
-            // `read -r answer` assigns what a person typed.
+            // `read -r answer` assigns a line of standard input; with a prompt
+            // or line editing (`read -p "Choose: " answer`, `read -e`) or
+            // from the terminal, a line a person typed.
+            let text = self.text(node);
+            let asks = text.contains("/dev/tty")
+                || text.split_whitespace().skip(1).any(|arg| {
+                    arg.starts_with('-')
+                        && !arg.starts_with("--")
+                        && arg.chars().any(|c| matches!(c, 'p' | 'e' | 'E'))
+                });
+            let callees = if asks { vec!["input".to_string()] } else { Vec::new() };
             let function = self.innermost_function();
             for word in self.collect_idents(node) {
                 self.note_assigned(&word);
@@ -1986,7 +1996,37 @@ impl<'s, 't> Walker<'s, 't> {
                     function,
                     words: vec!["input".to_string()],
                     idents: Vec::new(),
-                    callees: Vec::new(),
+                    callees: callees.clone(),
+                    searched: Vec::new(),
+                    arg_idents: Vec::new(),
+                });
+            }
+        }
+        // `io::stdin().read_line(&mut answer)`, `fmt.Scanln(&answer)`: the
+        // name handed in holds what a person typed.
+        let reads_typed = (callee_last == "read_line" && callee.contains("stdin"))
+            || (self.family == Family::Go && matches!(callee, "fmt.Scanln" | "fmt.Scan" | "fmt.Scanf"));
+        if reads_typed {
+            let function = self.innermost_function();
+            let text = self.text(node);
+            let names: Vec<String> = text
+                .split(['(', ',', ')'])
+                .filter_map(|arg| {
+                    let arg = arg.trim();
+                    arg.strip_prefix("&mut ").or_else(|| arg.strip_prefix('&')).map(str::trim)
+                })
+                .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .map(str::to_string)
+                .take(4)
+                .collect();
+            for name in names {
+                self.note_assigned(&name);
+                self.facts.aliases.entry(name).or_default().push(Definition {
+                    at: node.start_byte(),
+                    function,
+                    words: vec!["input".to_string()],
+                    idents: Vec::new(),
+                    callees: vec!["input".to_string()],
                     searched: Vec::new(),
                     arg_idents: Vec::new(),
                 });
@@ -2759,6 +2799,20 @@ impl<'s, 't> Walker<'s, 't> {
             // A case arm is an equality test of the subject with its pattern.
             for &clause in &clauses {
                 self.facts.clauses[clause].equality = true;
+            }
+            // A Bash arm's patterns are bare words (`q|Q)`): what the
+            // subject is compared with, as a quoted string would be.
+            if self.family == Family::Bash && node.kind() == "case_item" {
+                let mut cursor = node.walk();
+                let patterns: Vec<String> = node
+                    .children_by_field_name("value", &mut cursor)
+                    .filter(|v| v.kind() == "word")
+                    .take(8)
+                    .flat_map(|v| canonical_words(self.text(v)))
+                    .collect();
+                for &clause in &clauses {
+                    self.facts.clauses[clause].literals.extend(patterns.iter().cloned());
+                }
             }
         }
         if let FrameRole::Handler(_) = self.frames[frame].role {

@@ -1027,3 +1027,27 @@ fn an_abort_threshold_counts_what_its_counter_sees() {
         &[E5],
     );
 }
+
+#[test]
+fn a_line_a_person_types_in_a_shell_or_at_a_terminal() {
+    // `read -p` asks a person; the arms of the case are what they may type.
+    check(
+        Bash,
+        "while true; do\n  claude -p \"$PROMPT\"\n  read -p \"Choose an option: \" user_choice\n  case \"$user_choice\" in\n    q|Q)\n      break\n      ;;\n    *)\n      ;;\n  esac\ndone\n",
+        &[E6],
+    );
+    check(Bash, "while read -e -p \">> \" query; do\n  llm \"$query\"\ndone\n", &[E6]);
+    // A line read from a file or a pipe is nobody's answer.
+    check(Bash, "git ls-files | while IFS= read -r f; do\n  claude -p \"review $f\"\ndone\n", &[]);
+    // Rust and Go hand the name to the reader.
+    check(
+        Rust,
+        "fn run() -> io::Result<()> {\n    loop {\n        let mut intent = String::new();\n        io::stdin().read_line(&mut intent)?;\n        if intent.trim().is_empty() {\n            break;\n        }\n        agent.step(&intent);\n    }\n    Ok(())\n}\n",
+        &[E6],
+    );
+    check(
+        Go,
+        "package main\n\nfunc main() {\n\tfor {\n\t\tvar answer string\n\t\tfmt.Scanln(&answer)\n\t\tif answer == \"\" {\n\t\t\treturn\n\t\t}\n\t\tagent.Step(answer)\n\t}\n}\n",
+        &[E6],
+    );
+}

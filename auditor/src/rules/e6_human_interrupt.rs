@@ -93,7 +93,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let typed = view.has("input") || view.from_input;
     // `None => break` on the next line of standard input: the person closed
     // it (Ctrl-D), which is as much their act as typing quit.
-    let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]));
+    // So is an empty line (`if answer == "" { return }`).
+    let empty_line = view.clause.empty_string && view.clause.equality && !view.clause.differs;
+    let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]) || empty_line);
     view.any_callee(&["input"])
         || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
         || input_closed
