@@ -242,6 +242,10 @@ pub(crate) struct KwargFact {
 pub(crate) struct HandlerFact {
     pub range: Range<usize>,
     pub type_words: Vec<String>,
+    /// The words of each type it catches, one group per type (`except
+    /// (KeyboardInterrupt, CancelledError)` is a person's interrupt and a
+    /// cancellation from outside).
+    pub type_groups: Vec<Vec<String>>,
     pub in_loop: bool,
     /// The handler's body leaves the loop (break, return, raise, exit).
     pub leaves: bool,
@@ -1679,10 +1683,16 @@ impl<'s, 't> Walker<'s, 't> {
                 if words.is_empty() {
                     continue;
                 }
-                let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
-                let index = self.facts.clauses.len();
-                self.facts.clauses.push(clause);
-                self.facts.wrapping_handlers.push((loop_id, index, handler.byte_range()));
+                let mut groups = self.handler_type_groups(handler);
+                if groups.len() < 2 {
+                    groups = vec![words];
+                }
+                for words in groups {
+                    let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
+                    let index = self.facts.clauses.len();
+                    self.facts.clauses.push(clause);
+                    self.facts.wrapping_handlers.push((loop_id, index, handler.byte_range()));
+                }
             }
         }
     }
@@ -1731,13 +1741,45 @@ impl<'s, 't> Walker<'s, 't> {
         type_node.map(|t| canonical_words(self.text(t))).unwrap_or_default()
     }
 
+    /// The canonical words of each exception type a Python handler
+    /// catches, when it names more than one.
+    fn handler_type_groups(&self, node: Node<'_>) -> Vec<Vec<String>> {
+        if self.family != Family::Python {
+            return Vec::new();
+        }
+        let Some(mut types) = self.field(node, "value").or_else(|| {
+            (0..node.named_child_count())
+                .filter_map(|i| node.named_child(i as u32))
+                .find(|c| c.kind() != "block" && c.kind() != "comment")
+        }) else {
+            return Vec::new();
+        };
+        if types.kind() == "as_pattern" {
+            types = types.named_child(0).unwrap_or(types);
+        }
+        if types.kind() == "parenthesized_expression" {
+            types = types.named_child(0).unwrap_or(types);
+        }
+        if !matches!(types.kind(), "tuple" | "expression_list") {
+            return Vec::new();
+        }
+        (0..types.named_child_count())
+            .filter_map(|i| types.named_child(i as u32))
+            .take(8)
+            .map(|t| canonical_words(self.text(t)))
+            .filter(|words| !words.is_empty())
+            .collect()
+    }
+
     fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
         let type_words = self.handler_type_words(node);
+        let type_groups = self.handler_type_groups(node);
         let id = self.facts.handlers.len();
         let wraps_loop = self.ancestor(0).is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
         self.facts.handlers.push(HandlerFact {
             range: node.byte_range(),
             type_words,
+            type_groups,
             in_loop: self.innermost_loop().is_some(),
             leaves: false,
             wraps_loop,
@@ -3089,15 +3131,11 @@ impl<'s, 't> Walker<'s, 't> {
         for frame in guards {
             match self.frames[frame].role {
                 FrameRole::Handler(id) => {
-                    let words = self.facts.handlers[id].type_words.clone();
-                    if words.is_empty() {
+                    let clauses = self.handler_clauses(id);
+                    if clauses.is_empty() {
                         continue;
                     }
-                    let clause =
-                        Clause { range: self.facts.handlers[id].range.clone(), words, ..Clause::default() };
-                    let index = self.facts.clauses.len();
-                    self.facts.clauses.push(clause);
-                    groups.push((Role::Handler, vec![index]));
+                    groups.push((Role::Handler, clauses));
                 }
                 _ => {
                     let clauses = self.guard_clauses(frame);
@@ -3237,16 +3275,31 @@ impl<'s, 't> Walker<'s, 't> {
         let mut out = Vec::new();
         for frame in handlers {
             let FrameRole::Handler(id) = self.frames[frame].role else { continue };
-            let words = self.facts.handlers[id].type_words.clone();
-            if words.is_empty() {
-                continue;
-            }
-            let clause = Clause { range: self.facts.handlers[id].range.clone(), words, ..Clause::default() };
-            let index = self.facts.clauses.len();
-            self.facts.clauses.push(clause);
-            out.push(index);
+            out.extend(self.handler_clauses(id));
         }
         out
+    }
+
+    /// A handler's clauses: one per type it catches (or one of all its
+    /// types' words), each a type that ends the loop when caught here.
+    fn handler_clauses(&mut self, id: usize) -> Vec<usize> {
+        let handler = &self.facts.handlers[id];
+        if handler.type_words.is_empty() {
+            return Vec::new();
+        }
+        let groups = if handler.type_groups.len() > 1 {
+            handler.type_groups.clone()
+        } else {
+            vec![handler.type_words.clone()]
+        };
+        let range = handler.range.clone();
+        groups
+            .into_iter()
+            .map(|words| {
+                self.facts.clauses.push(Clause { range: range.clone(), words, ..Clause::default() });
+                self.facts.clauses.len() - 1
+            })
+            .collect()
     }
 
     /// Records a return or raise of a function outside its loops: what a

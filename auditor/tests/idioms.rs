@@ -1051,3 +1051,18 @@ fn a_line_a_person_types_in_a_shell_or_at_a_terminal() {
         &[E6],
     );
 }
+
+#[test]
+fn each_type_a_handler_catches_speaks_for_itself() {
+    // Ctrl-C is the person's; a cancelled task is a stop from outside.
+    check(
+        Python,
+        "async def run(agent):\n    try:\n        while True:\n            step = await agent.step()\n            if step.done:\n                return step\n    except (TimeoutError, asyncio.CancelledError, KeyboardInterrupt):\n        raise\n",
+        &[E1, E6, E8],
+    );
+    check(
+        Python,
+        "def run(agent):\n    while True:\n        try:\n            agent.step()\n        except (KeyboardInterrupt, asyncio.CancelledError):\n            break\n",
+        &[E6, E8],
+    );
+}
