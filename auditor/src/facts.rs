@@ -244,7 +244,7 @@ pub(crate) struct HandlerFact {
     pub type_words: Vec<String>,
     /// The words of each type it catches, one group per type (`except
     /// (KeyboardInterrupt, CancelledError)` is a person's interrupt and a
-    /// cancellation from outside).
+    /// cancellation from outside), or one group of all its types' words.
     pub type_groups: Vec<Vec<String>>,
     pub in_loop: bool,
     /// The handler's body leaves the loop (break, return, raise, exit).
@@ -1679,15 +1679,7 @@ impl<'s, 't> Walker<'s, 't> {
             let handlers: Vec<Node<'t>> =
                 try_node.named_children(&mut cursor).filter(|c| c.kind() == "except_clause").collect();
             for handler in handlers {
-                let words = self.handler_type_words(handler);
-                if words.is_empty() {
-                    continue;
-                }
-                let mut groups = self.handler_type_groups(handler);
-                if groups.len() < 2 {
-                    groups = vec![words];
-                }
-                for words in groups {
+                for words in self.handler_word_groups(handler) {
                     let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
                     let index = self.facts.clauses.len();
                     self.facts.clauses.push(clause);
@@ -1741,6 +1733,38 @@ impl<'s, 't> Walker<'s, 't> {
         type_node.map(|t| canonical_words(self.text(t))).unwrap_or_default()
     }
 
+    /// A name that a read at `at` fills with a line of input: what a person
+    /// typed when `typed` (the `input` callee that `reads_input` looks for).
+    fn note_read_into(&mut self, name: String, at: usize, typed: bool) {
+        self.note_assigned(&name);
+        let function = self.innermost_function();
+        self.facts.aliases.entry(name).or_default().push(Definition {
+            at,
+            function,
+            words: vec!["input".to_string()],
+            idents: Vec::new(),
+            callees: if typed { vec!["input".to_string()] } else { Vec::new() },
+            searched: Vec::new(),
+            arg_idents: Vec::new(),
+        });
+    }
+
+    /// The words of each type a handler catches: one group per type when it
+    /// names more than one, else one group of all its types' words (none
+    /// when it names no type).
+    fn handler_word_groups(&self, node: Node<'_>) -> Vec<Vec<String>> {
+        let groups = self.handler_type_groups(node);
+        if groups.len() > 1 {
+            return groups;
+        }
+        let words = self.handler_type_words(node);
+        if words.is_empty() {
+            Vec::new()
+        } else {
+            vec![words]
+        }
+    }
+
     /// The canonical words of each exception type a Python handler
     /// catches, when it names more than one.
     fn handler_type_groups(&self, node: Node<'_>) -> Vec<Vec<String>> {
@@ -1773,7 +1797,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn enter_handler(&mut self, node: Node<'t>) -> FrameRole {
         let type_words = self.handler_type_words(node);
-        let type_groups = self.handler_type_groups(node);
+        let type_groups = self.handler_word_groups(node);
         let id = self.facts.handlers.len();
         let wraps_loop = self.ancestor(0).is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
         self.facts.handlers.push(HandlerFact {
@@ -2029,19 +2053,8 @@ impl<'s, 't> Walker<'s, 't> {
                         && !arg.starts_with("--")
                         && arg.chars().any(|c| matches!(c, 'p' | 'e' | 'E'))
                 });
-            let callees = if asks { vec!["input".to_string()] } else { Vec::new() };
-            let function = self.innermost_function();
             for word in self.collect_idents(node) {
-                self.note_assigned(&word);
-                self.facts.aliases.entry(word).or_default().push(Definition {
-                    at: node.start_byte(),
-                    function,
-                    words: vec!["input".to_string()],
-                    idents: Vec::new(),
-                    callees: callees.clone(),
-                    searched: Vec::new(),
-                    arg_idents: Vec::new(),
-                });
+                self.note_read_into(word, node.start_byte(), asks);
             }
         }
         // `io::stdin().read_line(&mut answer)`, `fmt.Scanln(&answer)`: the
@@ -2049,7 +2062,6 @@ impl<'s, 't> Walker<'s, 't> {
         let reads_typed = (callee_last == "read_line" && callee.contains("stdin"))
             || (self.family == Family::Go && matches!(callee, "fmt.Scanln" | "fmt.Scan" | "fmt.Scanf"));
         if reads_typed {
-            let function = self.innermost_function();
             let text = self.text(node);
             let names: Vec<String> = text
                 .split(['(', ',', ')'])
@@ -2062,16 +2074,7 @@ impl<'s, 't> Walker<'s, 't> {
                 .take(4)
                 .collect();
             for name in names {
-                self.note_assigned(&name);
-                self.facts.aliases.entry(name).or_default().push(Definition {
-                    at: node.start_byte(),
-                    function,
-                    words: vec!["input".to_string()],
-                    idents: Vec::new(),
-                    callees: vec!["input".to_string()],
-                    searched: Vec::new(),
-                    arg_idents: Vec::new(),
-                });
+                self.note_read_into(name, node.start_byte(), true);
             }
         }
         // `tokio::select!` arms are a token tree, not parsed expressions: a
@@ -3280,20 +3283,14 @@ impl<'s, 't> Walker<'s, 't> {
         out
     }
 
-    /// A handler's clauses: one per type it catches (or one of all its
-    /// types' words), each a type that ends the loop when caught here.
+    /// A handler's clauses, one per group of `type_groups`: each a type that
+    /// ends the loop when caught here.
     fn handler_clauses(&mut self, id: usize) -> Vec<usize> {
         let handler = &self.facts.handlers[id];
-        if handler.type_words.is_empty() {
-            return Vec::new();
-        }
-        let groups = if handler.type_groups.len() > 1 {
-            handler.type_groups.clone()
-        } else {
-            vec![handler.type_words.clone()]
-        };
         let range = handler.range.clone();
-        groups
+        handler
+            .type_groups
+            .clone()
             .into_iter()
             .map(|words| {
                 self.facts.clauses.push(Clause { range: range.clone(), words, ..Clause::default() });
