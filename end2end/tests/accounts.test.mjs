@@ -138,6 +138,7 @@ describe("accounts", () => {
     await waitForHydration(page);
     assert.match(await page.getByTestId("timeline").innerText(), /^a1$/);
     await page.getByTestId("stop").click();
+    await page.getByTestId("stop-confirm").click();
     await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
     // Live: the next round appears without a reload, and its response
     // carries the STOP, which the page then no longer shows as pending.

@@ -9,12 +9,17 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
+use super::diagnosis::{diagnose, relative_time, sparkline, RunGlance};
 use crate::auth::{format_time, set_status, use_page_data, use_viewer};
 
 /// The viewer's teams and their loops.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoopsView {
     pub teams: Vec<TeamLoops>,
+    /// The server's clock when the list was read: relative times ("5 min
+    /// ago") are counted from it, so the server and the browser agree.
+    #[serde(default)]
+    pub now: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,6 +36,12 @@ pub struct LoopRow {
     pub last_class: Option<String>,
     pub rounds: u32,
     pub last_seen_at: Option<i64>,
+    /// The exit that ended the current run, if it ended.
+    #[serde(default)]
+    pub exit: Option<String>,
+    /// The current run's latest rounds and spend, for its diagnosis.
+    #[serde(default)]
+    pub glance: RunGlance,
 }
 
 /// One loop's current run.
@@ -68,6 +79,9 @@ pub struct LoopView {
     /// resumes after it, so no round falls between the page and the stream.
     #[serde(default)]
     pub last_event_id: Option<i64>,
+    /// The shown run's latest rounds and spend, for its diagnosis.
+    #[serde(default)]
+    pub glance: RunGlance,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -178,6 +192,36 @@ fn refused(viewer_signed_in: bool, what: &'static str) -> AnyView {
     }
 }
 
+/// The diagnosis words the list can be filtered by, in the order of the
+/// filter bar.
+const DIAGNOSES: [&str; 12] = [
+    "lost",
+    "wedged",
+    "cycling",
+    "blocked",
+    "stalled",
+    "thrashing",
+    "regressing",
+    "failed",
+    "converging",
+    "started",
+    "acting",
+    "done",
+];
+
+/// What the colours of the list and the loop page mean.
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <ul class="legend" data-testid="legend" aria-label="What the colours mean">
+            <li><span class="swatch tone-bad"></span>"needs a person: wedged, cycling, lost, failed"</li>
+            <li><span class="swatch tone-warn"></span>"not moving: stalled, thrashing, regressing, blocked"</li>
+            <li><span class="swatch tone-good"></span>"getting there or done: converging, done"</li>
+            <li><span class="swatch tone-quiet"></span>"nothing to judge yet, or stopped"</li>
+        </ul>
+    }
+}
+
 #[component]
 pub fn LoopsPage() -> impl IntoView {
     let signed_in = use_viewer().is_some();
@@ -186,64 +230,112 @@ pub fn LoopsPage() -> impl IntoView {
     };
     let query = use_query_map();
     let filter = query.with_untracked(|q| q.get("state")).unwrap_or_default();
+    let wanted = query.with_untracked(|q| q.get("diagnosis")).unwrap_or_default();
+    let link = |state: &str, diagnosis: &str| {
+        let pairs: Vec<String> = [("state", state), ("diagnosis", diagnosis)]
+            .into_iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect();
+        if pairs.is_empty() {
+            "/loops".to_string()
+        } else {
+            format!("/loops?{}", pairs.join("&"))
+        }
+    };
     let filters = ["", "running", "blocked", "lost", "done", "failed", "stopped"]
         .into_iter()
         .map(|state| {
-            let label = if state.is_empty() { "all" } else { state };
-            let href = if state.is_empty() { "/loops".to_string() } else { format!("/loops?state={state}") };
+            let label = if state.is_empty() { "any state" } else { state };
             let current = (state == filter).then_some("page");
-            view! { <a href=href rel="external" class="filter" aria-current=current>{label}</a> }
+            view! { <a href=link(state, &wanted) rel="external" class="filter" aria-current=current>{label}</a> }
+        })
+        .collect_view();
+    let now = data.now;
+    // Each loop with its diagnosis; those that need a person first.
+    let mut loops: Vec<(String, LoopRow, super::diagnosis::Diagnosis)> = data
+        .teams
+        .iter()
+        .flat_map(|team| {
+            team.loops.iter().map(|row| {
+                let diagnosis = diagnose(row.state.as_deref(), row.exit.as_deref(), &row.glance);
+                (team.team.clone(), row.clone(), diagnosis)
+            })
+        })
+        .collect();
+    loops.sort_by(|a, b| a.2.attention.cmp(&b.2.attention).then_with(|| a.1.name.cmp(&b.1.name)));
+    let present: Vec<&str> =
+        DIAGNOSES.into_iter().filter(|word| loops.iter().any(|l| l.2.word == *word)).collect();
+    let diagnosis_filters = std::iter::once("")
+        .chain(present)
+        .map(|word| {
+            let label = if word.is_empty() { "any diagnosis" } else { word };
+            let current = (word == wanted).then_some("page");
+            view! { <a href=link(&filter, word) rel="external" class="filter" aria-current=current>{label}</a> }
+        })
+        .collect_view();
+    let several_teams = data.teams.len() > 1;
+    let total = loops.len();
+    let rows = loops
+        .into_iter()
+        .filter(|(_, row, diagnosis)| {
+            (filter.is_empty() || row.state.as_deref() == Some(filter.as_str()))
+                && (wanted.is_empty() || diagnosis.word == wanted)
+        })
+        .map(|(team, row, diagnosis)| {
+            let href = format!("/loops/{}?team={}", path_segment(&row.name), path_segment(&team));
+            let spark = sparkline(&row.glance.recent);
+            view! {
+                <tr class=format!("loop-row {}", diagnosis.tone.css()) data-testid=format!("loop-{}", row.name) data-diagnosis=diagnosis.word>
+                    <td data-label="Loop">
+                        <a href=href rel="external">{row.name.clone()}</a>
+                        {several_teams.then(|| view! { <span class="muted">{format!(" · {team}")}</span> })}
+                    </td>
+                    <td data-label="Diagnosis">
+                        <span class=format!("badge {}", diagnosis.tone.css())>{diagnosis.word}</span>
+                        " "
+                        <span class="headline">{diagnosis.headline.clone()}</span>
+                    </td>
+                    <td data-label="State">{row.state.clone().unwrap_or_else(|| "no run".into())}</td>
+                    <td data-label="Blocking, last rounds" class="spark" inner_html=spark></td>
+                    <td data-label="Spend">{diagnosis.spend.clone().unwrap_or_else(|| "none reported".into())}</td>
+                    <td data-label="Rounds">{row.rounds}</td>
+                    <td data-label="Last round">
+                        {row.last_seen_at.map(|at| view! { <time title=format_time(at)>{relative_time(at, now)}</time> })}
+                    </td>
+                </tr>
+            }
         })
         .collect_view();
     let teams = data
         .teams
-        .into_iter()
-        .map(|team| {
-            let rows = team
-                .loops
-                .iter()
-                .filter(|row| filter.is_empty() || row.state.as_deref() == Some(filter.as_str()))
-                .map(|row| {
-                    let alarm = matches!(row.state.as_deref(), Some("lost"))
-                        || matches!(row.last_class.as_deref(), Some("fixed_point") | Some("cycle"));
-                    view! {
-                        <tr class:alarm=alarm data-testid=format!("loop-{}", row.name)>
-                            <td>
-                                <a href=format!("/loops/{}?team={}", path_segment(&row.name), team.team) rel="external">
-                                    {row.name.clone()}
-                                </a>
-                            </td>
-                            <td>{row.state.clone().unwrap_or_else(|| "no run".into())}</td>
-                            <td>{row.last_class.clone().unwrap_or_default()}</td>
-                            <td>{row.rounds}</td>
-                            <td>{row.last_seen_at.map(format_time).unwrap_or_default()}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
-            view! {
-                <h2>"Team " <a href=format!("/teams/{}", team.team) rel="external">{team.team.clone()}</a></h2>
-                <table class="data-table">
+        .iter()
+        .map(|team| view! { <a href=format!("/teams/{}", team.team) rel="external">{team.team.clone()}</a> " " })
+        .collect_view();
+    view! {
+        <Title text="Loops"/>
+        <section class="dashboard">
+            <h1>"Loops"</h1>
+            <p class="muted">"Teams: " {teams} {format!("· {total} loops, those that need a person first.")}</p>
+            <Legend/>
+            <nav class="filters" aria-label="Filter by diagnosis">{diagnosis_filters}</nav>
+            <nav class="filters" aria-label="Filter by run state">{filters}</nav>
+            <div class="table-box">
+                <table class="data-table loops-table" data-testid="loop-list">
                     <thead>
                         <tr>
                             <th scope="col">"Loop"</th>
-                            <th scope="col">"Run state"</th>
-                            <th scope="col">"Last class"</th>
+                            <th scope="col">"Diagnosis"</th>
+                            <th scope="col">"State"</th>
+                            <th scope="col">"Blocking, last rounds"</th>
+                            <th scope="col">"Spend"</th>
                             <th scope="col">"Rounds"</th>
-                            <th scope="col">"Last activity"</th>
+                            <th scope="col">"Last round"</th>
                         </tr>
                     </thead>
                     <tbody>{rows}</tbody>
                 </table>
-            }
-        })
-        .collect_view();
-    view! {
-        <Title text="Loops"/>
-        <section class="wide-table">
-            <h1>"Loops"</h1>
-            <nav class="filters" aria-label="Filter by run state">{filters}</nav>
-            {teams}
+            </div>
         </section>
     }
     .into_any()
@@ -394,7 +486,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     }
     .into_any();
     view! {
-        <section class="wide-table">
+        <section class="dashboard">
             <h1>"Loop " <code>{data.name.clone()}</code></h1>
             <p class="muted">
                 {format!(
@@ -414,6 +506,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                 {move || if live.get() { "Live: new rounds appear as they arrive." } else { "" }}
             </p>
             {data.notice.clone().map(|notice| view! { <p class="notice-box" role="status" data-testid="loop-notice">{notice}</p> })}
+            <DiagnosisPanel data=data.clone()/>
             <OperatorControls data=data.clone()/>
             <h2>"Convergence"</h2>
             <div class="chart" data-testid="chart" inner_html=chart></div>
@@ -421,10 +514,10 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             <h2>"States"</h2>
             <p class="timeline" data-testid="timeline">{timeline}</p>
             <h2>"Runs"</h2>
-            {runs_table}
+            <div class="table-box">{runs_table}</div>
             <h2>"Rounds"</h2>
             <RoundPager data=data.clone()/>
-            {rounds_table}
+            <div class="table-box">{rounds_table}</div>
         </section>
     }
     .into_any()
@@ -489,10 +582,36 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
     }
 }
 
+/// The run's diagnosis, first on the page: in words and colour, the
+/// advice, what ended the run and what it spent.
+#[component]
+fn DiagnosisPanel(data: LoopView) -> impl IntoView {
+    let diagnosis = diagnose(data.state.as_deref(), data.exit.as_deref(), &data.glance);
+    let tone = diagnosis.tone;
+    view! {
+        <section class=format!("diagnosis {}", tone.css()) data-testid="diagnosis" data-diagnosis=diagnosis.word aria-labelledby="diagnosis-heading">
+            <p class=format!("badge {}", tone.css())>{diagnosis.word}</p>
+            <h2 id="diagnosis-heading" data-testid="diagnosis-headline">{diagnosis.headline}</h2>
+            <ul class="plain-list diagnosis-facts">
+                {diagnosis.advice.map(|advice| view! { <li data-testid="diagnosis-advice">{advice}</li> })}
+                {diagnosis.ended.map(|ended| view! { <li data-testid="diagnosis-ended">{ended}</li> })}
+                <li data-testid="diagnosis-spend">
+                    {format!(
+                        "Spent so far: {}",
+                        diagnosis.spend.unwrap_or_else(|| "nothing reported".into())
+                    )}
+                </li>
+            </ul>
+        </section>
+    }
+}
+
 /// STOP and STEER: stored for the loop and delivered once, in the answer
-/// to its next round; shown as pending until then.
+/// to its next round; shown as pending until then. STOP asks to be
+/// confirmed, and only a run that is still going offers it.
 #[component]
 fn OperatorControls(data: LoopView) -> impl IntoView {
+    let stoppable = matches!(data.state.as_deref(), Some("running") | Some("blocked"));
     let action = format!("/loops/{}?team={}", path_segment(&data.name), data.team);
     let pending = match (data.pending_stop, data.pending_steer.clone()) {
         (false, None) => None,
@@ -508,10 +627,16 @@ fn OperatorControls(data: LoopView) -> impl IntoView {
             <h2 id="controls-heading">"Operator"</h2>
             {pending.map(|text| view! { <p class="pending" data-testid="pending">{text}</p> })}
             <div class="control-forms">
-                <form method="post" action=action.clone()>
-                    <input type="hidden" name="action" value="stop"/>
-                    <button type="submit" class="button button-danger" data-testid="stop">"STOP the loop"</button>
-                </form>
+                {stoppable.then(|| view! {
+                    <details class="stop-confirm">
+                        <summary class="button button-danger" data-testid="stop">"STOP the loop…"</summary>
+                        <p>"The loop is told to stop in the answer to its next round. It cannot be taken back."</p>
+                        <form method="post" action=action.clone()>
+                            <input type="hidden" name="action" value="stop"/>
+                            <button type="submit" class="button button-danger" data-testid="stop-confirm">"Yes, stop it"</button>
+                        </form>
+                    </details>
+                })}
                 <form method="post" action=action class="steer-form">
                     <input type="hidden" name="action" value="steer"/>
                     <label for="steer-note">"STEER: a short note for the loop's next round"</label>

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod admin;
 pub mod audit;
+pub mod diagnosis;
 pub mod error_page;
 pub mod home;
 pub mod issues;

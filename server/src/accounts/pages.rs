@@ -5,6 +5,7 @@
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
+use app::pages::diagnosis::{GlanceRound, RunGlance};
 use app::pages::loops::{ChartBar, DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
@@ -140,23 +141,57 @@ pub(super) fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
 async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, AccountsError> {
     let mut teams = Vec::new();
     for membership in state.store.memberships(account.id).await? {
-        let loops = state
-            .store
-            .team_loops(membership.team.id)
-            .await
-            .map_err(loops_error)?
-            .into_iter()
-            .map(|summary| LoopRow {
-                name: summary.name,
+        let mut loops = Vec::new();
+        for summary in state.store.team_loops(membership.team.id).await.map_err(loops_error)? {
+            let glance = match summary.current_run.as_ref() {
+                Some(run) => glance_of(
+                    state.store.run_glance(membership.team.id, &summary.name, &run.id, LIST_ROUNDS).await,
+                )?,
+                None => RunGlance::default(),
+            };
+            loops.push(LoopRow {
                 state: summary.current_run.as_ref().map(|run| run.state.clone()),
+                exit: summary.current_run.as_ref().and_then(|run| run.exit.clone()),
                 last_class: summary.last_class.map(|class| class.as_str().to_string()),
                 rounds: summary.current_run.as_ref().map_or(0, |run| run.last_round),
                 last_seen_at: summary.current_run.as_ref().map(|run| run.last_seen_at),
-            })
-            .collect();
+                name: summary.name,
+                glance,
+            });
+        }
         teams.push(TeamLoops { team: membership.team.slug, loops });
     }
-    Ok(LoopsView { teams })
+    Ok(LoopsView { teams, now: crate::store::now_millis() })
+}
+
+/// How many of a run's latest rounds the list reads for each loop (its
+/// sparkline and diagnosis); the loop page reads a page of them.
+const LIST_ROUNDS: u32 = 30;
+
+/// The store's glance at a run, as the pages' diagnosis reads it.
+fn glance_of(
+    glance: Result<crate::loops::RunGlance, crate::loops::LoopsError>,
+) -> Result<RunGlance, AccountsError> {
+    let glance = glance.map_err(loops_error)?;
+    Ok(RunGlance {
+        recent: glance
+            .recent
+            .into_iter()
+            .map(|row| GlanceRound {
+                round: row.round,
+                state: row.state,
+                class: row.class,
+                advice: row.advice,
+                reason: row.reason,
+                period: row.period,
+                blocking: row.blocking,
+                error: row.error,
+            })
+            .collect(),
+        more_before: glance.more_before,
+        usd: glance.usd,
+        tokens: glance.tokens,
+    })
 }
 
 /// The team (of the account's) that has the loop `name`: `team` picks
@@ -301,7 +336,12 @@ async fn loop_view_of(
                 started_at: run.started_at,
             })
             .collect();
+        let glance = match history.run.as_ref() {
+            Some(run) => glance_of(state.store.run_glance(membership.id, name, &run.id, PAGE_ROUNDS).await)?,
+            None => RunGlance::default(),
+        };
         Ok(LoopView {
+            glance,
             last_event_id: Some(last_event_id),
             team: membership.slug.clone(),
             name: name.to_string(),

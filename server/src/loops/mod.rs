@@ -52,8 +52,9 @@ pub use http::router;
 pub(crate) use http::{bearer_token, read_body};
 pub use ingest::{OperatorNote, RoundAnswer, RoundEvent};
 pub use queries::{
-    bucket_chart, BlockedState, ChartPoint, HistoryFinding, HistoryRound, LoopHistory, LoopSettings,
-    LoopSummary, RoundWindow, RoundsPage, RunSummary, StateSighting, CHART_POINTS, MAX_HISTORY_ROUNDS,
+    bucket_chart, BlockedState, ChartPoint, GlanceRow, HistoryFinding, HistoryRound, LoopHistory,
+    LoopSettings, LoopSummary, RoundWindow, RoundsPage, RunGlance, RunSummary, StateSighting, CHART_POINTS,
+    MAX_HISTORY_ROUNDS,
 };
 pub use sweeper::{spawn_lost_run_sweeper, sweep_lost_runs, LOST_SWEEP_EVERY};
 pub use wire::{

@@ -132,6 +132,28 @@ pub struct StateSighting {
     pub created_at: i64,
 }
 
+/// A run's latest rounds and its spend ([`Store::run_glance`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunGlance {
+    pub recent: Vec<GlanceRow>,
+    pub more_before: bool,
+    pub usd: Option<f64>,
+    pub tokens: Option<i64>,
+}
+
+/// One round of a [`RunGlance`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlanceRow {
+    pub round: u32,
+    pub state: String,
+    pub class: String,
+    pub advice: String,
+    pub reason: String,
+    pub period: Option<u32>,
+    pub blocking: u32,
+    pub error: Option<String>,
+}
+
 /// A loop in its team's list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopSummary {
@@ -319,6 +341,62 @@ impl Store {
             })
             .collect();
         Ok(bucket_chart(points, CHART_POINTS))
+    }
+
+    /// The latest `last` rounds of a run (oldest first) and what the whole
+    /// run spent: what a diagnosis reads. Two queries, both by the run's
+    /// index.
+    pub async fn run_glance(
+        &self,
+        team_id: i64,
+        loop_name: &str,
+        run: &str,
+        last: u32,
+    ) -> Result<RunGlance, LoopsError> {
+        let loop_id = self.existing_loop(team_id, loop_name).await?;
+        let Some(run_id): Option<i64> =
+            sqlx::query_scalar("SELECT id FROM runs WHERE loop_id = $1 AND run_key = $2")
+                .bind(loop_id)
+                .bind(run)
+                .fetch_optional(self.pool())
+                .await?
+        else {
+            return Ok(RunGlance::default());
+        };
+        #[allow(clippy::type_complexity)]
+        let rows: Vec<(i64, String, String, String, String, Option<i64>, i64, Option<String>)> = sqlx::query_as(
+            "SELECT round, state_digest, class, advice, reason, period, blocking_count, error_code FROM rounds \
+             WHERE run_id = $1 ORDER BY round DESC LIMIT $2",
+        )
+        .bind(run_id)
+        .bind(i64::from(last) + 1)
+        .fetch_all(self.pool())
+        .await?;
+        // One more than asked for says whether older rounds exist.
+        let more_before = rows.len() > last as usize;
+        let mut recent: Vec<GlanceRow> = rows
+            .into_iter()
+            .take(last as usize)
+            .map(|(round, state, class, advice, reason, period, blocking, error)| GlanceRow {
+                round: to_u32(round),
+                state,
+                class,
+                advice,
+                reason,
+                period: period.map(to_u32),
+                blocking: to_u32(blocking),
+                error,
+            })
+            .collect();
+        recent.reverse();
+        // PostgreSQL sums a BIGINT column as NUMERIC: cast it back.
+        let (usd, tokens): (Option<f64>, Option<i64>) = sqlx::query_as(
+            "SELECT SUM(spent_usd), CAST(SUM(spent_tokens) AS BIGINT) FROM rounds WHERE run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_one(self.pool())
+        .await?;
+        Ok(RunGlance { recent, more_before, usd, tokens })
     }
 
     async fn run_row(

@@ -352,7 +352,11 @@ both_backends! {
         let list = get(&app, "/loops", Some(&ada)).await;
         assert_eq!(list.status, StatusCode::OK);
         assert!(list.body.contains("data-testid=\"loop-drafter\""), "{}", list.body);
-        assert!(list.body.contains("fixed_point"));
+        // The list says what the run is doing: the same state judged again
+        // with a blocking finding is a wedge, and since when.
+        assert!(list.body.contains("data-diagnosis=\"wedged\""), "{}", list.body);
+        assert!(list.body.contains("Wedged on state bbbb2222 since round 2, 1 blocking finding"), "{}", list.body);
+        assert!(list.body.contains("$0.25"), "the run's spend: {}", list.body);
         let other = get(&app, "/loops", Some(&bo)).await;
         assert!(!other.body.contains("drafter"), "another team's loop is not listed");
 
@@ -360,7 +364,8 @@ both_backends! {
         assert_eq!(page.status, StatusCode::OK);
         assert!(page.body.contains("<svg"), "the chart is drawn on the server");
         assert!(page.body.contains("aaaa1111 → bbbb2222 ×2"), "repeats collapse");
-        assert!(page.body.contains("$0.25"));
+        assert!(page.body.contains("Spent so far: $0.25"), "{}", page.body);
+        assert!(page.body.contains("data-testid=\"diagnosis-headline\">Wedged on state bbbb2222"), "{}", page.body);
         assert_eq!(get(&app, "/loops/drafter", Some(&bo)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/loops/drafter?team=beta", Some(&ada)).await.status, StatusCode::NOT_FOUND);
         assert_eq!(get(&app, "/loops/nothing", Some(&ada)).await.status, StatusCode::NOT_FOUND);

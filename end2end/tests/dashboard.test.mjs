@@ -1,0 +1,239 @@
+// The loops dashboard as a team lead reads it: six loops of about 30 rounds
+// each (one converging to done, one stalled, one thrashing, one cycling
+// A-B-A, one wedged on a fixed point, one ended by its budget), at 1280 and
+// 390 px. Each loop's diagnosis is in the first screen, the list colours
+// every class and puts what needs a person first, STOP is confirmed and
+// only offered on a running run, and the next answer's advice is `stop`.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { launchBrowser, watchErrors, waitForHydration } from "../support/browser.mjs";
+import { startServer } from "../support/server.mjs";
+import { startSmtpSink } from "../support/smtp.mjs";
+
+const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const ROUNDS = 30;
+
+async function visit(page, url) {
+  const response = await page.goto(url);
+  await waitForHydration(page);
+  return response;
+}
+
+const finding = (criterion, severity = "blocking") => ({
+  target: { path: "draft.md", start_line: 1 },
+  severity,
+  criterion,
+  message: `${criterion} still fails`,
+});
+
+// The six loops, round by round: each entry is the body of one round.
+function fixture() {
+  const loops = {};
+  // Converging: one blocking finding fewer each round, done at the last.
+  loops.drafter = Array.from({ length: ROUNDS }, (_, i) => {
+    const left = ROUNDS - 1 - i;
+    return {
+      state: `d${i}`,
+      findings: Array.from({ length: left }, (_, k) => finding(`c${k}`)),
+      spent: { usd: 0.1 },
+      ...(left === 0 ? { exit: "E1" } : {}),
+    };
+  });
+  // Stalled: the state moves, the same two blocking findings stay.
+  loops.stuck = Array.from({ length: ROUNDS }, (_, i) => ({
+    state: `s${i}`,
+    findings: [finding("tests"), finding("lint")],
+    spent: { tokens: 1000 },
+  }));
+  // Thrashing: two blocking findings each round, never the same two.
+  loops.flailer = Array.from({ length: ROUNDS }, (_, i) => ({
+    state: `t${i}`,
+    findings: [finding(`x${i}`), finding(`y${i}`)],
+  }));
+  // Cycling: the states A and B in turn.
+  loops.pendulum = Array.from({ length: ROUNDS }, (_, i) => ({
+    state: i % 2 === 0 ? "aaaa0000" : "bbbb1111",
+    findings: [finding(i % 2 === 0 ? "a" : "b")],
+  }));
+  // Wedged: converging for 12 rounds, then the same state from round 12.
+  loops.wedge = Array.from({ length: ROUNDS }, (_, i) => ({
+    state: i < 11 ? `w${i}` : "wedgedcafe",
+    findings: Array.from({ length: i < 11 ? 14 - i : 3 }, (_, k) => finding(`k${k}`)),
+  }));
+  // Ended by its budget, still blocked, the last round rate-limited.
+  loops.spender = Array.from({ length: ROUNDS }, (_, i) => ({
+    state: `b${i}`,
+    findings: [finding(`m${i % 3}`), finding("tests")],
+    spent: { usd: 0.5, tokens: 20000 },
+    ...(i === ROUNDS - 1 ? { exit: "E3", error: { code: "rate_limit", body: "429 Too Many Requests" } } : {}),
+  }));
+  return loops;
+}
+
+describe("loops dashboard", () => {
+  let smtp;
+  let server;
+  let browser;
+  let token;
+
+  const post = (loop, body) =>
+    fetch(`${server.base}/api/v1/loops/${loop}/rounds`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    smtp = await startSmtpSink();
+    server = await startServer({ env: { SMTP_URL: smtp.url } });
+    browser = await launchBrowser();
+    const cli = (...args) =>
+      execFileSync(process.env.FIXEDPOINT_BIN ?? "../target/debug/fixedpoint", args, {
+        env: { ...process.env, DATABASE_URL: server.databaseUrl, RUST_LOG: "warn" },
+      }).toString();
+    cli("team", "create", "six");
+    cli("team", "add-member", "six", "lead@example.com", "--admin");
+    token = cli("token", "create", "--team", "six", "--name", "fixture").trim().split("\n").pop();
+    for (const [loop, rounds] of Object.entries(fixture())) {
+      for (const [index, body] of rounds.entries()) {
+        const response = await post(loop, { round: index + 1, ...body });
+        assert.equal(response.status, 200, `${loop} round ${index + 1}: ${await response.text()}`);
+      }
+    }
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    await smtp?.stop();
+  });
+
+  async function signIn(page) {
+    await visit(page, `${server.base}/signin`);
+    await page.getByLabel("Email address").fill("lead@example.com");
+    await page.getByRole("button", { name: "Mail me a sign-in link" }).click();
+    await page.getByTestId("signin-sent").waitFor();
+    const mail = await smtp.nextMail("lead@example.com");
+    await visit(page, /https?:\/\/\S+token=fps_[0-9a-f]{64}/.exec(mail.body)[0]);
+    await Promise.all([page.waitForURL(`${server.base}/account`), page.getByTestId("verify-submit").click()]);
+    await waitForHydration(page);
+  }
+
+  async function axe(page, what) {
+    await page.addScriptTag({ content: AXE });
+    const result = await page.evaluate(async () => await window.axe.run(document));
+    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+    assert.deepEqual(bad, [], `axe on ${what}`);
+  }
+
+  const EXPECTED = {
+    drafter: ["done", /^Done: converged at round 30$/],
+    stuck: ["stalled", /^Stalled for 29 rounds: the same 2 blocking findings$/],
+    flailer: ["thrashing", /^Thrashing for 29 rounds: 2 blocking findings, different ones each round$/],
+    pendulum: ["cycling", /^Cycling with period 2 for 28 rounds$/],
+    wedge: ["wedged", /^Wedged on state wedgedca since round 12, 3 blocking findings$/],
+    spender: ["failed", /^Ended by its budget cap at round 30, 2 blocking findings left$/],
+  };
+
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    test(`the list and each loop's diagnosis at ${width} px`, async () => {
+      const page = await browser.newPage({ viewport: { width, height } });
+      const errors = watchErrors(page);
+      await signIn(page);
+      await visit(page, `${server.base}/loops`);
+      const list = page.getByTestId("loop-list");
+      await list.waitFor();
+      await page.getByTestId("legend").first().waitFor();
+      const rows = list.locator("tbody tr");
+      assert.equal(await rows.count(), 6);
+      // Every class has its colour, and the list starts with what needs a person.
+      const seen = await rows.evaluateAll((trs) =>
+        trs.map((tr) => ({
+          loop: tr.dataset.testid.replace(/^loop-/, ""),
+          diagnosis: tr.dataset.diagnosis,
+          background: getComputedStyle(tr.querySelector("td")).backgroundColor,
+        })),
+      );
+      for (const row of seen) {
+        assert.equal(row.diagnosis, EXPECTED[row.loop][0], `${row.loop} in the list`);
+        assert.notEqual(row.background, "rgba(0, 0, 0, 0)", `${row.loop} is coloured`);
+      }
+      assert.deepEqual(
+        seen.map((row) => row.diagnosis),
+        ["cycling", "wedged", "thrashing", "stalled", "failed", "done"],
+        "ordered by what needs attention",
+      );
+      const colours = new Set(seen.map((row) => row.background));
+      assert.ok(colours.size >= 3, `bad, warn and good rows look different: ${[...colours]}`);
+      assert.match(await page.getByTestId("loop-spender").innerText(), /\$15\.00/);
+      assert.match(await page.getByTestId("loop-stuck").innerText(), /30,000 tokens/);
+      assert.match(await page.getByTestId("loop-stuck").innerText(), /just now|min ago/);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+      assert.equal(overflow, false, `no horizontal scroll at ${width} px`);
+      await axe(page, `/loops at ${width}`);
+      await page.screenshot({ path: join(SHOTS, `dashboard-list-${width}.png`), fullPage: true });
+
+      // A filter by diagnosis keeps only those loops.
+      await visit(page, `${server.base}/loops?diagnosis=wedged`);
+      assert.equal(await page.getByTestId("loop-list").locator("tbody tr").count(), 1);
+
+      for (const [loop, [word, headline]] of Object.entries(EXPECTED)) {
+        await visit(page, `${server.base}/loops/${loop}`);
+        const panel = page.getByTestId("diagnosis");
+        assert.equal(await panel.getAttribute("data-diagnosis"), word, loop);
+        assert.match(await page.getByTestId("diagnosis-headline").innerText(), headline);
+        const box = await page.getByTestId("diagnosis-headline").boundingBox();
+        assert.ok(box && box.y + box.height <= height, `${loop}: the diagnosis is in the first screen (${box?.y})`);
+        const stop = page.getByTestId("stop");
+        const ended = ["drafter", "spender"].includes(loop);
+        assert.equal(await stop.count(), ended ? 0 : 1, `${loop}: STOP only on a running run`);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+        assert.equal(overflow, false, `${loop}: no horizontal scroll at ${width} px`);
+        if (["wedge", "pendulum", "flailer", "spender"].includes(loop)) {
+          await page.screenshot({ path: join(SHOTS, `dashboard-${loop}-${width}.png`) });
+        }
+      }
+      // The budget's end is told apart from a convergence.
+      await visit(page, `${server.base}/loops/spender`);
+      assert.match(
+        await page.getByTestId("diagnosis-ended").innerText(),
+        /^Ended by E3 \(budget cap, a bound\) at round 30, with the error rate_limit$/,
+      );
+      assert.match(await page.getByTestId("diagnosis-spend").innerText(), /\$15\.00 · 600,000 tokens/);
+      await axe(page, `/loops/spender at ${width}`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  test("STOP asks to be confirmed, and the next answer's advice is stop", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = watchErrors(page);
+    await signIn(page);
+    await visit(page, `${server.base}/loops/stuck`);
+    const confirm = page.getByTestId("stop-confirm");
+    assert.equal(await confirm.isVisible(), false, "nothing is sent by the first press");
+    await page.getByTestId("stop").click();
+    await confirm.waitFor({ state: "visible" });
+    await page.screenshot({ path: join(SHOTS, "dashboard-stop-confirm.png") });
+    await Promise.all([page.waitForLoadState("load"), confirm.click()]);
+    await page.getByTestId("pending").filter({ hasText: "STOP" }).waitFor();
+    const next = await post("stuck", { round: ROUNDS + 1, state: "s-next", findings: [finding("tests"), finding("lint")] });
+    assert.equal(next.status, 200);
+    const answer = await next.json();
+    assert.equal(answer.operator.stop, true);
+    assert.equal(answer.advice, "stop");
+    // The open page follows: the run is stopped and offers no STOP.
+    await page.locator('[data-testid="diagnosis"][data-diagnosis="stopped"]').waitFor({ timeout: 10_000 });
+    assert.match(await page.getByTestId("diagnosis-headline").innerText(), /^Stopped by the operator at round 31$/);
+    assert.equal(await page.getByTestId("stop").count(), 0, "a stopped run offers no STOP");
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
