@@ -137,6 +137,17 @@ fn e5_warns_when_the_compared_value_never_moves() {
     let source = "prev = load()\nwhile True:\n    cur = step()\n    if cur == prev:\n        break\n";
     check(Python, source, &[]);
     assert!(has_warning(Python, source, "stale-progress-check"));
+    // A repeat count held against its maximum: the maximum is meant not to
+    // move, the count does.
+    let counted = "while True:\n    sig = signature(step())\n    if sig == last:\n        self.duplicate_count += 1\n        if self.duplicate_count >= self.max_duplicates:\n            break\n    last = sig\n";
+    check(Python, counted, &[E5]);
+    assert!(!has_warning(Python, counted, "stale-progress-check"));
+    // A detector that says the loop is stuck.
+    check(
+        JavaScript,
+        "while (true) {\n  const d = detect(call);\n  if (d.stuck) break;\n  run(call);\n}\n",
+        &[E5],
+    );
 }
 
 #[test]

@@ -41,7 +41,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`allow_looping` is a setting, not a detector.)
     // (A "stall" moved only when a pass failed, `if [[ ! -s $out ]]; then
     // stall=$((stall+1))`, counts failures: the error threshold's.)
-    if view.has("hash") || (view.has("stall") && !view.has("allow") && !view.error_counter) {
+    // (`if detection.stuck` asks a detector whether the loop is stuck.)
+    if view.has("hash") || (view.any(&["stall", "stuck"]) && !view.has("allow") && !view.error_counter) {
         return true;
     }
     // `state in seen`, `visits[state] >= 3`; not the size of a history
@@ -128,6 +129,17 @@ pub(crate) fn stale_operand(facts: &Facts, view: &ClauseView<'_>, loop_id: usize
         return None;
     }
     let stale: Vec<&str> = names.iter().copied().filter(|name| !is_updated(name)).collect();
+    // A count or a measure held against a bound (`duplicates >=
+    // self.max_duplicates`, `delta < EPSILON`): the bound is meant not to
+    // move. Only an earlier value that never moves is frozen.
+    let earlier = |name: &str| {
+        crate::words::canonical_words(name).iter().any(|w| {
+            matches!(w.as_str(), "prev" | "previous" | "last" | "old" | "before" | "best" | "earlier")
+        })
+    };
+    if view.clause.ordering && stale.iter().all(|name| !earlier(name)) {
+        return None;
+    }
     // One side moves and the other never does: the check compares against a
     // frozen value.
     (stale.len() == 1).then(|| stale[0].to_string())
