@@ -151,6 +151,22 @@ fn e5_warns_when_the_compared_value_never_moves() {
 }
 
 #[test]
+fn e7_failures_kept_on_an_object_called_context_are_a_threshold() {
+    let source = "async function run(context) {\n  for (;;) {\n    try {\n      await step();\n      context.consecutiveFailures = 0;\n    } catch (error) {\n      context.consecutiveFailures++;\n    }\n    if (context.consecutiveFailures >= context.options.maxFailures) {\n      return false;\n    }\n  }\n}\n";
+    check(JavaScript, source, &[E7]);
+    // A context's own cancellation is still a stop from outside.
+    check(Go, "package a\nfunc f(ctx context.Context) {\n\tfor {\n\t\tif ctx.Err() != nil {\n\t\t\treturn\n\t\t}\n\t\tstep()\n\t}\n}\n", &[E8]);
+}
+
+#[test]
+fn e6_a_rust_repl_ends_on_ctrl_d_quit_and_ctrl_c() {
+    let repl = "fn f(rl: &mut Editor) {\n    loop {\n        match rl.readline(\"> \") {\n            Ok(line) => match parse(&line) {\n                ChatCommand::Quit => break,\n                _ => ask(&line),\n            },\n            Err(ReadlineError::Eof) => break,\n            Err(e) => eprintln!(\"{e}\"),\n        }\n    }\n}\n";
+    check(Rust, repl, &[E6]);
+    let flag = "fn f(ctrlc: Option<&Flag>) {\n    loop {\n        if ctrlc.is_some_and(|c| c.interrupted.load(Ordering::SeqCst)) {\n            break;\n        }\n        step();\n    }\n}\n";
+    check(Rust, flag, &[E6]);
+}
+
+#[test]
 fn e6_human_interrupt() {
     check(
         Python,

@@ -61,9 +61,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // An interrupt that nothing ties to a person (`self.interrupted`,
     // `checkInterrupt()`, set by a `cancel()` method) is a stop from outside
     // (E8); the keyboard's, a person's, Ctrl-C's or Esc's is theirs.
+    // (`ctrlc` is also the Rust crate that catches Ctrl-C.)
     let persons_interrupt = (view.has("interrupt")
         && view.any(&["keyboard", "human", "ctrl", "esc", "escape", "key", "sigint"]))
         || view.has("sigint")
+        || view.has("ctrlc")
         || (view.has("esc") && view.any(&["key", "pressed", "press", "cancel"]));
     // An escalation is a person's only when the clause says to whom: a
     // run escalated by its own stuck tracker or a hard limit is not.
@@ -96,9 +98,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // So is an empty line (`if answer == "" { return }`).
     let empty_line = view.clause.empty_string && view.clause.equality && !view.clause.differs;
     let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]) || empty_line);
+    // `Err(ReadlineError::Eof) => break`: the person closed the prompt
+    // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
+    let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
     view.any_callee(&["input"])
-        || (typed && (view.any_literal(ANSWERS) || view.clause.negated))
+        || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
         || input_closed
+        || quit_command
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

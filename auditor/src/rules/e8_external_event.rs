@@ -44,8 +44,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"])) || view.has("stall") {
         return false;
     }
-    // A person who cancels is a human interrupt (E6).
-    if view.has("human") && view.any(&["cancel", "stop", "interrupt"]) {
+    // A person who cancels is a human interrupt (E6), and so is Ctrl-C
+    // caught by the `ctrlc` crate.
+    if (view.has("human") && view.any(&["cancel", "stop", "interrupt"])) || view.has("ctrlc") {
         return false;
     }
     if view.role == Role::Handler {
@@ -54,9 +55,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         let iteration_ended = view.has("iter");
         return view.has("cancel") || (view.has("stop") && !iteration_ended) || view.has("exit");
     }
+    // (`context.consecutiveFailures >= context.options.maxFailures` counts
+    // failures kept on an object called a context: a threshold, not a
+    // cancellation.)
     if view.any(&["ctx", "context"])
         && view.any(&["done", "error"])
         && !view.any(&["overflow", "window", "full", "length"])
+        && !view.clause.ordering
     {
         return true;
     }
