@@ -80,6 +80,9 @@ describe("loops dashboard", () => {
   let server;
   let browser;
   let token;
+  // One signed-in browser context for every test (the sign-in mails of one
+  // address are rate-limited).
+  let context;
 
   const post = (loop, body) =>
     fetch(`${server.base}/api/v1/loops/${loop}/rounds`, {
@@ -93,6 +96,7 @@ describe("loops dashboard", () => {
     smtp = await startSmtpSink();
     server = await startServer({ env: { SMTP_URL: smtp.url } });
     browser = await launchBrowser();
+    context = await browser.newContext();
     const cli = (...args) =>
       execFileSync(process.env.FIXEDPOINT_BIN ?? "../target/debug/fixedpoint", args, {
         env: { ...process.env, DATABASE_URL: server.databaseUrl, RUST_LOG: "warn" },
@@ -107,6 +111,18 @@ describe("loops dashboard", () => {
       }
     }
   });
+
+  before(async () => {
+    const page = await context.newPage();
+    await signIn(page);
+    await page.close();
+  });
+
+  async function open(width, height) {
+    const page = await context.newPage();
+    await page.setViewportSize({ width, height });
+    return page;
+  }
 
   after(async () => {
     await browser?.close();
@@ -143,9 +159,8 @@ describe("loops dashboard", () => {
 
   for (const [width, height] of [[1280, 900], [390, 844]]) {
     test(`the list and each loop's diagnosis at ${width} px`, async () => {
-      const page = await browser.newPage({ viewport: { width, height } });
+      const page = await open(width, height);
       const errors = watchErrors(page);
-      await signIn(page);
       await visit(page, `${server.base}/loops`);
       const list = page.getByTestId("loop-list");
       await list.waitFor();
@@ -199,6 +214,22 @@ describe("loops dashboard", () => {
           await page.screenshot({ path: join(SHOTS, `dashboard-${loop}-${width}.png`) });
         }
       }
+      // A round opens from its row and from its bar, with its messages.
+      await visit(page, `${server.base}/loops/stuck`);
+      await Promise.all([page.waitForURL(/round=5/), page.getByRole("link", { name: "Open round 5" }).click()]);
+      await waitForHydration(page);
+      const detail = page.getByTestId("round-detail");
+      assert.match(await detail.getByRole("heading").first().innerText(), /^Round 5: stalled$/);
+      assert.match(await page.getByTestId("round-findings").innerText(), /tests still fails/);
+      await Promise.all([
+        page.waitForURL(/round=3/),
+        page.getByTestId("chart").locator("svg a").nth(2).click(),
+      ]);
+      await waitForHydration(page);
+      assert.match(await page.getByTestId("round-detail").getByRole("heading").first().innerText(), /^Round 3: stalled$/);
+      await visit(page, `${server.base}/loops/spender?round=30`);
+      assert.match(await page.getByTestId("round-error").innerText(), /rate_limit[\s\S]*429 Too Many Requests/);
+      if (width === 1280) await page.screenshot({ path: join(SHOTS, "dashboard-round-1280.png"), fullPage: true });
       // The budget's end is told apart from a convergence.
       await visit(page, `${server.base}/loops/spender`);
       assert.match(
@@ -212,10 +243,61 @@ describe("loops dashboard", () => {
     });
   }
 
-  test("STOP asks to be confirmed, and the next answer's advice is stop", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  test("the list follows new rounds without a reload", async () => {
+    const page = await open(1280, 900);
     const errors = watchErrors(page);
-    await signIn(page);
+    await visit(page, `${server.base}/loops`);
+    await page.getByTestId("live-status").filter({ hasText: "Live" }).waitFor();
+    assert.equal(await page.getByTestId("loop-newcomer").count(), 0);
+    // A new loop's first round, then its state repeated: it appears, then
+    // turns to a fixed point, in the open list.
+    assert.equal((await post("newcomer", { round: 1, state: "n1", findings: [finding("tests")] })).status, 200);
+    await page.locator('[data-testid="loop-newcomer"][data-diagnosis="started"]').waitFor({ timeout: 10_000 });
+    assert.equal((await post("newcomer", { round: 2, state: "n1", findings: [finding("tests")] })).status, 200);
+    await page.locator('[data-testid="loop-newcomer"][data-diagnosis="wedged"]').waitFor({ timeout: 10_000 });
+    // What needs a person comes first, live too.
+    const first = await page.getByTestId("loop-list").locator("tbody tr").first().getAttribute("data-diagnosis");
+    assert.ok(["cycling", "wedged"].includes(first), first);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test("a new reader makes a team on the web and connects a loop with its snippet", async () => {
+    const page = await open(390, 844);
+    const errors = watchErrors(page);
+    // A slug that is not one is refused, naming the field; nothing is made.
+    await visit(page, `${server.base}/account`);
+    await page.getByLabel("Create a team, named").fill("six");
+    await Promise.all([page.waitForLoadState("load"), page.getByTestId("create-team").click()]);
+    assert.match(await page.locator("body").innerText(), /slug: the team six exists already/);
+    await waitForHydration(page);
+    await page.getByLabel("Create a team, named").fill("night-shift");
+    await Promise.all([page.waitForURL(`${server.base}/teams/night-shift`), page.getByTestId("create-team").click()]);
+    await waitForHydration(page);
+    // An empty team shows how to connect a loop; a new token goes into the lines.
+    await page.getByTestId("connect-loop").waitFor();
+    assert.match(await page.getByTestId("snippet-curl").innerText(), /\$FIXEDPOINT_TOKEN/);
+    await page.getByLabel("New loop token, named").fill("first");
+    await page.getByRole("button", { name: "Create token" }).click();
+    const token = await page.getByTestId("new-token").locator("code").innerText();
+    const python = await page.getByTestId("snippet-Python").innerText();
+    assert.ok(python.includes(token), "the snippet carries the new token");
+    assert.ok(python.includes(`${server.base}/api/v1/loops/my-loop/rounds`), python);
+    await page.screenshot({ path: join(SHOTS, "team-connect-390.png"), fullPage: true });
+    // The snippet, run as it is, reports a round.
+    const out = execFileSync("python3", ["-c", python]).toString();
+    assert.match(out, /'class': 'first'/, out);
+    assert.match(out, /'advice': 'continue'/, out);
+    await visit(page, `${server.base}/loops`);
+    await page.getByTestId("loop-my-loop").waitFor();
+    // (The refused slug's page is a 409, as it should be.)
+    assert.deepEqual(errors.filter((e) => !/HTTP 409|status of 409/.test(e)), []);
+    await page.close();
+  });
+
+  test("STOP asks to be confirmed, and the next answer's advice is stop", async () => {
+    const page = await open(1280, 900);
+    const errors = watchErrors(page);
     await visit(page, `${server.base}/loops/stuck`);
     const confirm = page.getByTestId("stop-confirm");
     assert.equal(await confirm.isVisible(), false, "nothing is sent by the first press");

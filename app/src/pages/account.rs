@@ -132,6 +132,12 @@ pub fn AccountPage() -> impl IntoView {
                                     }
                                         .into_any()
                                 }}
+                                <form method="post" action="/account" class="stack-form create-team">
+                                    <input type="hidden" name="action" value="create_team"/>
+                                    <label for="team-slug">"Create a team, named"</label>
+                                    <input id="team-slug" name="slug" type="text" required minlength="2" maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" placeholder="my-team" autocomplete="off"/>
+                                    <button type="submit" class="button" data-testid="create-team">"Create team"</button>
+                                </form>
                             </dd>
                         </dl>
                         {details.clone().map(subscription_sections)}

@@ -82,6 +82,9 @@ pub struct LoopView {
     /// The shown run's latest rounds and spend, for its diagnosis.
     #[serde(default)]
     pub glance: RunGlance,
+    /// The round opened by `?round=N`, if any.
+    #[serde(default)]
+    pub opened: Option<RoundDetail>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,6 +107,37 @@ pub struct DiffView {
     pub new: Vec<String>,
     pub resolved: Vec<String>,
     pub persisting: Vec<String>,
+    /// Each key's message (the later round's, else the earlier one's).
+    #[serde(default)]
+    pub messages: Vec<(String, String)>,
+}
+
+/// A round opened on the loop page (`?round=N`): every finding with its
+/// message, its spend, its raw error, the operator's note it carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundDetail {
+    pub round: u32,
+    pub state: String,
+    pub class: String,
+    pub advice: String,
+    pub reason: String,
+    pub findings: Vec<FindingRow>,
+    pub usd: Option<f64>,
+    pub tokens: Option<i64>,
+    pub seconds: Option<f64>,
+    pub exit: Option<String>,
+    pub error: Option<String>,
+    pub stop: bool,
+    pub steer: Option<String>,
+}
+
+/// One finding of an opened round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingRow {
+    /// `draft.md:4-9 blocking word-floor`.
+    pub key: String,
+    pub severity: String,
+    pub message: String,
 }
 
 /// One bar of the chart: a round, or a bucket of rounds of a long run with
@@ -117,6 +151,9 @@ pub struct ChartBar {
     pub other: u32,
     pub class: String,
     pub repeats: u32,
+    /// A cycle's period, for a bar of one round.
+    #[serde(default)]
+    pub period: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,6 +268,19 @@ pub fn LoopsPage() -> impl IntoView {
     let query = use_query_map();
     let filter = query.with_untracked(|q| q.get("state")).unwrap_or_default();
     let wanted = query.with_untracked(|q| q.get("diagnosis")).unwrap_or_default();
+    let current = RwSignal::new(data);
+    let live = RwSignal::new(false);
+    follow_list(current, live);
+    view! {
+        <Title text="Loops"/>
+        {move || loops_list_body(current.get(), &filter, &wanted, live)}
+    }
+    .into_any()
+}
+
+/// The list below its title: drawn again whenever the data changes.
+fn loops_list_body(data: LoopsView, filter: &str, wanted: &str, live: RwSignal<bool>) -> AnyView {
+    let (filter, wanted) = (filter.to_string(), wanted.to_string());
     let link = |state: &str, diagnosis: &str| {
         let pairs: Vec<String> = [("state", state), ("diagnosis", diagnosis)]
             .into_iter()
@@ -313,14 +363,16 @@ pub fn LoopsPage() -> impl IntoView {
         .map(|team| view! { <a href=format!("/teams/{}", team.team) rel="external">{team.team.clone()}</a> " " })
         .collect_view();
     view! {
-        <Title text="Loops"/>
         <section class="dashboard">
             <h1>"Loops"</h1>
             <p class="muted">"Teams: " {teams} {format!("· {total} loops, those that need a person first.")}</p>
+            <p class="live-status muted" data-testid="live-status" aria-live="polite">
+                {move || if live.get() { "Live: the list follows new rounds." } else { "" }}
+            </p>
             <Legend/>
             <nav class="filters" aria-label="Filter by diagnosis">{diagnosis_filters}</nav>
             <nav class="filters" aria-label="Filter by run state">{filters}</nav>
-            <div class="table-box">
+            <div class="table-box" tabindex="0" role="region" aria-label="Loops">
                 <table class="data-table loops-table" data-testid="loop-list">
                     <thead>
                         <tr>
@@ -361,17 +413,23 @@ pub fn LoopPage() -> impl IntoView {
 /// The loop page below its title: drawn again whenever the data changes.
 fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let shown_run = data.run.clone();
-    let chart = convergence_chart(&data.chart);
+    let chart = convergence_chart_linked(&data.chart, Some(&round_link(&data).replace('&', "&amp;")));
     let timeline = state_timeline(&data.rounds);
     // Traced loops show each round's tool calls.
     let traced = data.rounds.iter().any(|round| !round.tool_calls.is_empty());
+    let round_href = round_link(&data);
     let rows = data
         .rounds
         .iter()
         .map(|round| {
+            let opened = data.opened.as_ref().is_some_and(|opened| opened.round == round.round);
             view! {
-                <tr>
-                    <td>{round.round}</td>
+                <tr class:selected=opened>
+                    <td>
+                        <a href=format!("{round_href}{}#round-detail", round.round) rel="external" aria-label=format!("Open round {}", round.round)>
+                            {round.round}
+                        </a>
+                    </td>
                     <td><code>{short(&round.state)}</code></td>
                     <td>{round.class.clone()}</td>
                     <td>{round.advice.clone()}</td>
@@ -507,17 +565,18 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             </p>
             {data.notice.clone().map(|notice| view! { <p class="notice-box" role="status" data-testid="loop-notice">{notice}</p> })}
             <DiagnosisPanel data=data.clone()/>
+            {data.opened.clone().map(|round| view! { <RoundDetailSection round base=round_link(&data)/> })}
             <OperatorControls data=data.clone()/>
             <h2>"Convergence"</h2>
-            <div class="chart" data-testid="chart" inner_html=chart></div>
+            <div class="chart" data-testid="chart" tabindex="0" role="region" aria-label="Convergence chart" inner_html=chart></div>
             {data.diff.clone().map(|diff| view! { <DiffSection diff rounds=data.rounds.iter().map(|r| r.round).collect() name=data.name.clone() team=data.team.clone()/> })}
             <h2>"States"</h2>
             <p class="timeline" data-testid="timeline">{timeline}</p>
             <h2>"Runs"</h2>
-            <div class="table-box">{runs_table}</div>
+            <div class="table-box" tabindex="0" role="region" aria-label="Runs">{runs_table}</div>
             <h2>"Rounds"</h2>
             <RoundPager data=data.clone()/>
-            <div class="table-box">{rounds_table}</div>
+            <div class="table-box" tabindex="0" role="region" aria-label="Rounds">{rounds_table}</div>
         </section>
     }
     .into_any()
@@ -556,11 +615,26 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
             .map(|&round| view! { <option value=round.to_string() selected=round == selected>{round}</option> })
             .collect_view()
     };
-    let list = |title: &'static str, testid: &'static str, keys: Vec<String>| {
+    let messages = diff.messages.clone();
+    let list = move |title: &'static str, testid: &'static str, keys: Vec<String>| {
+        let count = keys.len();
+        let items = keys
+            .into_iter()
+            .map(|key| {
+                let message =
+                    messages.iter().find(|(known, _)| *known == key).map(|(_, message)| message.clone());
+                view! {
+                    <li>
+                        <code>{key}</code>
+                        {message.map(|message| view! { <p class="finding-message">{message}</p> })}
+                    </li>
+                }
+            })
+            .collect_view();
         view! {
             <div class="diff-column" data-testid=testid>
-                <h3>{format!("{title} ({})", keys.len())}</h3>
-                <ul class="plain-list">{keys.into_iter().map(|key| view! { <li><code>{key}</code></li> }).collect_view()}</ul>
+                <h3>{format!("{title} ({count})")}</h3>
+                <ul class="plain-list">{items}</ul>
             </div>
         }
     };
@@ -579,6 +653,74 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
             {list("Resolved", "diff-resolved", diff.resolved)}
             {list("Persisting", "diff-persisting", diff.persisting)}
         </div>
+    }
+}
+
+/// The address of a round of the shown run, but its number:
+/// `/loops/NAME?team=T&run=R&round=`.
+fn round_link(data: &LoopView) -> String {
+    format!(
+        "/loops/{}?team={}{}&round=",
+        path_segment(&data.name),
+        path_segment(&data.team),
+        data.run.as_deref().map(|run| format!("&run={}", path_segment(run))).unwrap_or_default()
+    )
+}
+
+/// An opened round: its class and reason, every finding with its message,
+/// its spend, its raw error and the operator's note it carried.
+#[component]
+fn RoundDetailSection(round: RoundDetail, base: String) -> impl IntoView {
+    let spend = super::diagnosis::spend_words(round.usd, round.tokens);
+    let seconds = round.seconds.map(|s| format!("{s:.1} s"));
+    let spent = match (spend, seconds) {
+        (Some(spend), Some(seconds)) => format!("{spend} · {seconds}"),
+        (Some(spend), None) => spend,
+        (None, Some(seconds)) => seconds,
+        (None, None) => "nothing reported".into(),
+    };
+    let findings = round
+        .findings
+        .iter()
+        .map(|finding| {
+            view! {
+                <li class=format!("finding finding-{}", finding.severity)>
+                    <span class="finding-severity">{finding.severity.clone()}</span>
+                    " "
+                    <code>{finding.key.clone()}</code>
+                    <p class="finding-message">{finding.message.clone()}</p>
+                </li>
+            }
+        })
+        .collect_view();
+    let (previous, next) = (round.round.checked_sub(1).filter(|n| *n > 0), round.round + 1);
+    view! {
+        <section class="round-detail" id="round-detail" data-testid="round-detail" aria-labelledby="round-detail-heading">
+            <h2 id="round-detail-heading">{format!("Round {}: {}", round.round, round.class)}</h2>
+            <p>{format!("Advice {}: {}", round.advice, round.reason)}</p>
+            <dl class="facts">
+                <dt>"State"</dt><dd><code>{round.state.clone()}</code></dd>
+                <dt>"Spent"</dt><dd>{spent}</dd>
+                {round.exit.clone().map(|exit| view! { <dt>"Exit"</dt><dd>{exit}</dd> })}
+                {(round.stop || round.steer.is_some()).then(|| view! {
+                    <dt>"Operator"</dt>
+                    <dd data-testid="round-operator">
+                        {round.stop.then_some("STOP. ")}
+                        {round.steer.clone().map(|note| format!("STEER: {note}"))}
+                    </dd>
+                })}
+            </dl>
+            <h3>{format!("Findings ({})", round.findings.len())}</h3>
+            <ul class="plain-list findings" data-testid="round-findings">{findings}</ul>
+            {round.error.clone().map(|error| view! {
+                <h3>"Error, as the loop sent it"</h3>
+                <pre class="config" data-testid="round-error">{error}</pre>
+            })}
+            <p class="round-nav">
+                {previous.map(|n| view! { <a href=format!("{base}{n}#round-detail") rel="external">{format!("← Round {n}")}</a> " " })}
+                <a href=format!("{base}{next}#round-detail") rel="external">{format!("Round {next} →")}</a>
+            </p>
+        </section>
     }
 }
 
@@ -714,31 +856,84 @@ pub fn fold_states(states: &[String]) -> String {
 /// changed. Built as text so the server draws it; every value in it is a
 /// number or a fixed word.
 pub fn convergence_chart(bars: &[ChartBar]) -> String {
-    let (width, height, left, bottom, top) = (640.0_f64, 240.0_f64, 40.0_f64, 30.0_f64, 16.0_f64);
+    convergence_chart_linked(bars, None)
+}
+
+/// [`convergence_chart`] whose bars link to their round: `link` is the
+/// address but the round's number, already escaped for an attribute.
+///
+/// Blocking findings are a dark red and the others a mid blue: at least 3:1
+/// against each other and against the card. Above the bars a row of marks
+/// tells the classes apart: a filled dot for a fixed point, a bracket over a
+/// cycle with its period, a square for a stall, a diamond for thrashing, a
+/// triangle for a regression. The y-axis has ticks at round numbers.
+pub fn convergence_chart_linked(bars: &[ChartBar], link: Option<&str>) -> String {
+    const BLOCKING: &str = "#5a0e0e";
+    const OTHER: &str = "#4a7fd0";
+    const INK: &str = "#1d232b";
+    let (width, height, left, right, bottom, top) =
+        (640.0_f64, 270.0_f64, 44.0_f64, 10.0_f64, 30.0_f64, 66.0_f64);
     let plot_h = height - bottom - top;
-    let plot_w = width - left - 10.0;
-    let most = bars.iter().map(|bar| bar.blocking + bar.other).max().unwrap_or(0).max(1);
+    let plot_w = width - left - right;
+    let highest = bars.iter().map(|bar| bar.blocking + bar.other).max().unwrap_or(0);
+    let tick = nice_step(highest);
+    let most = highest.div_ceil(tick).max(1) * tick;
     let step = plot_w / bars.len().max(1) as f64;
     let bar_w = (step * 0.7).max(1.0);
     let y = |value: f64| top + plot_h - value / f64::from(most) * plot_h;
+    let mark_y = top - 12.0;
     let mut svg = format!(
-        r#"<svg viewBox="0 0 {width} {height}" role="img" aria-label="Findings per round, stacked by severity, with the blocking count as a line" xmlns="http://www.w3.org/2000/svg">"#
+        r#"<svg viewBox="0 0 {width} {height}" role="{role}" aria-label="Findings per round, stacked by severity, with the blocking count as a line and a mark per class" xmlns="http://www.w3.org/2000/svg">"#,
+        // (An image's children are presentational: a chart whose bars are
+        // links is a group.)
+        role = if link.is_some() { "group" } else { "img" },
     );
+    // The y-axis: a gridline and a label per tick.
+    let mut value = 0;
+    while value <= most {
+        let at = y(f64::from(value));
+        svg.push_str(&format!(
+            r##"<line x1="{left}" y1="{at:.1}" x2="{:.1}" y2="{at:.1}" stroke="#dedad2"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{value}</text>"##,
+            left + plot_w,
+            left - 6.0,
+            at + 4.0
+        ));
+        value += tick;
+    }
     svg.push_str(&format!(
-        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#4a5361"/><line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="#4a5361"/><text x="{tx}" y="{ty}" font-size="11" text-anchor="end">{most}</text><text x="{tx}" y="{b}" font-size="11" text-anchor="end">0</text>"##,
+        r##"<line x1="{left}" y1="{b}" x2="{r}" y2="{b}" stroke="#4a5361"/><line x1="{left}" y1="{top}" x2="{left}" y2="{b}" stroke="#4a5361"/>"##,
         b = top + plot_h,
         r = left + plot_w,
-        tx = left - 4.0,
-        ty = top + 4.0,
     ));
+    let centre = |index: usize| left + step * index as f64 + step / 2.0;
     // Labels under at most a dozen bars.
     let label_every = bars.len().div_ceil(12).max(1);
     let mut line = Vec::new();
     let mut previous_class: Option<&str> = None;
     for (index, bar) in bars.iter().enumerate() {
         let x = left + step * index as f64 + (step - bar_w) / 2.0;
+        let cx = centre(index);
+        let rounds = if bar.first_round == bar.last_round {
+            format!("round {}", bar.first_round)
+        } else {
+            format!("rounds {}–{}", bar.first_round, bar.last_round)
+        };
+        if let Some(link) = link {
+            svg.push_str(&format!(r##"<a href="{link}{}#round-detail">"##, bar.first_round));
+        }
+        svg.push_str(&format!(
+            r#"<title>{rounds}: {} blocking, {} other, {}</title>"#,
+            bar.blocking,
+            bar.other,
+            bar.class.replace('_', " ")
+        ));
+        // A transparent column makes the whole round easy to pick.
+        svg.push_str(&format!(
+            r#"<rect x="{:.1}" y="{top}" width="{step:.1}" height="{plot_h:.1}" fill="transparent"/>"#,
+            left + step * index as f64
+        ));
         let mut base = 0.0;
-        for (count, colour) in [(bar.blocking, "#9b1c1c"), (bar.other, "#8a4b08")] {
+        for (count, colour) in [(bar.blocking, BLOCKING), (bar.other, OTHER)] {
             if count > 0 {
                 let y0 = y(base);
                 let y1 = y(base + f64::from(count));
@@ -749,57 +944,135 @@ pub fn convergence_chart(bars: &[ChartBar]) -> String {
                 base += f64::from(count);
             }
         }
-        let rounds = if bar.first_round == bar.last_round {
-            format!("round {}", bar.first_round)
-        } else {
-            format!("rounds {}–{}", bar.first_round, bar.last_round)
-        };
-        let cx = x + bar_w / 2.0;
+        if link.is_some() {
+            svg.push_str("</a>");
+        }
         line.push(format!("{cx:.1},{:.1}", y(f64::from(bar.blocking))));
-        svg.push_str(&format!(
-            r##"<circle cx="{cx:.1}" cy="{:.1}" r="3" fill="#1d232b"><title>{rounds}: {} blocking, {}</title></circle>"##,
-            y(f64::from(bar.blocking)),
-            bar.blocking,
-            bar.class
-        ));
-        if bar.repeats > 0 {
-            svg.push_str(&format!(
-                r##"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="#1d232b" stroke-width="2"><title>{}</title></circle>"##,
-                y(f64::from(bar.blocking)),
-                if bar.repeats == 1 {
-                    "a state seen before".to_string()
-                } else {
-                    format!("a state seen before, in {} rounds", bar.repeats)
-                }
-            ));
+        // The class's mark (a cycle's bracket is drawn once per stretch).
+        let r = (step * 0.3).clamp(2.5, 5.0);
+        match bar.class.as_str() {
+            "fixed_point" => svg.push_str(&format!(
+                r#"<circle cx="{cx:.1}" cy="{mark_y:.1}" r="{r:.1}" fill="{INK}"><title>{rounds}: fixed point, the same state again</title></circle>"#
+            )),
+            "stalled" => svg.push_str(&format!(
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="{INK}" stroke-width="1.5"><title>{rounds}: stalled</title></rect>"#,
+                cx - r,
+                mark_y - r,
+                2.0 * r,
+                2.0 * r
+            )),
+            "thrashing" => svg.push_str(&format!(
+                r#"<path d="M{cx:.1},{:.1} L{:.1},{mark_y:.1} L{cx:.1},{:.1} L{:.1},{mark_y:.1} Z" fill="{INK}"><title>{rounds}: thrashing</title></path>"#,
+                mark_y - r - 1.0,
+                cx + r + 1.0,
+                mark_y + r + 1.0,
+                cx - r - 1.0
+            )),
+            "regressing" => svg.push_str(&format!(
+                r#"<path d="M{cx:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="none" stroke="{INK}" stroke-width="1.5"><title>{rounds}: regressing</title></path>"#,
+                mark_y - r,
+                cx + r,
+                mark_y + r,
+                cx - r,
+                mark_y + r
+            )),
+            "cycle" if previous_class != Some("cycle") => {
+                // From the round the cycle came back to, over every cycle
+                // round that follows.
+                let period = bar.period.unwrap_or(1) as usize;
+                let from = index.saturating_sub(period);
+                let to = bars[index..].iter().take_while(|b| b.class == "cycle").count() + index - 1;
+                let (x0, x1) = (centre(from) - step * 0.35, centre(to) + step * 0.35);
+                let label = match bar.period {
+                    Some(period) => format!("cycle, period {period}"),
+                    None => "cycle".to_string(),
+                };
+                svg.push_str(&format!(
+                    r#"<path d="M{x0:.1},{:.1} V{:.1} H{x1:.1} V{:.1}" fill="none" stroke="{INK}" stroke-width="2"><title>{rounds}: {label}</title></path><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{label}</text>"#,
+                    mark_y + 5.0,
+                    mark_y - 3.0,
+                    mark_y + 5.0,
+                    ((x0 + x1) / 2.0).clamp(left + 40.0, left + plot_w - 40.0),
+                    mark_y - 6.0
+                ));
+            }
+            _ => {}
         }
         if previous_class.is_some_and(|class| class != bar.class) {
+            let edge = left + step * index as f64;
             svg.push_str(&format!(
-                r##"<line x1="{:.1}" y1="{top}" x2="{:.1}" y2="{}" stroke="#9a5b00" stroke-dasharray="3 3"><title>class changed</title></line>"##,
-                x - (step - bar_w) / 2.0,
-                x - (step - bar_w) / 2.0,
+                r##"<line x1="{edge:.1}" y1="{top}" x2="{edge:.1}" y2="{}" stroke="#6b4a00" stroke-dasharray="3 3"><title>class changed</title></line>"##,
                 top + plot_h
             ));
         }
         previous_class = Some(&bar.class);
         if index % label_every == 0 {
             svg.push_str(&format!(
-                r#"<text x="{cx:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#,
-                height - bottom + 14.0,
+                r#"<text x="{cx:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
+                height - bottom + 15.0,
                 bar.first_round
             ));
         }
     }
     if !line.is_empty() {
         svg.push_str(&format!(
-            r##"<polyline points="{}" fill="none" stroke="#1d232b" stroke-width="2"/>"##,
+            r#"<polyline points="{}" fill="none" stroke="{INK}" stroke-width="2"/>"#,
             line.join(" ")
         ));
     }
-    svg.push_str(
-        r##"<g font-size="11"><rect x="50" y="2" width="10" height="10" fill="#9b1c1c"/><text x="64" y="11">blocking</text><rect x="130" y="2" width="10" height="10" fill="#8a4b08"/><text x="144" y="11">warning or info</text><text x="250" y="11">line: blocking · ring: state repeated · dashes: class changed</text></g></svg>"##,
-    );
+    svg.push_str(&format!(
+        r##"<g font-size="11"><rect x="{left}" y="3" width="10" height="10" fill="{BLOCKING}"/><text x="{:.0}" y="12">blocking</text><rect x="{:.0}" y="3" width="10" height="10" fill="{OTHER}"/><text x="{:.0}" y="12">warning or info</text><text x="{:.0}" y="12">line: blocking · dashes: class changed</text><circle cx="{:.0}" cy="24" r="4" fill="{INK}"/><text x="{:.0}" y="28">fixed point</text><rect x="{:.0}" y="20" width="8" height="8" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">stalled</text><path d="M{:.0},19 L{:.0},24 L{:.0},29 L{:.0},24 Z" fill="{INK}"/><text x="{:.0}" y="28">thrashing</text><path d="M{:.0},20 L{:.0},28 L{:.0},28 Z" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">regressing</text><path d="M{:.0},29 V21 H{:.0} V29" fill="none" stroke="{INK}" stroke-width="2"/><text x="{:.0}" y="28">cycle</text></g></svg>"##,
+        left + 14.0,
+        left + 80.0,
+        left + 94.0,
+        left + 200.0,
+        left + 4.0,
+        left + 12.0,
+        left + 90.0,
+        left + 102.0,
+        left + 160.0,
+        left + 155.0,
+        left + 160.0,
+        left + 165.0,
+        left + 172.0,
+        left + 250.0,
+        left + 246.0,
+        left + 254.0,
+        left + 262.0,
+        left + 340.0,
+        left + 356.0,
+        left + 362.0,
+    ));
     svg
+}
+
+/// A round step for the y-axis (1, 2 or 5 times a power of ten) that gives
+/// at most five ticks up to `highest`.
+fn nice_step(highest: u32) -> u32 {
+    let mut power = 1_u32;
+    loop {
+        for factor in [1, 2, 5] {
+            let step = factor * power;
+            if highest.div_ceil(step) <= 5 {
+                return step;
+            }
+        }
+        power = power.saturating_mul(10);
+    }
+}
+
+/// Follows the rounds of every loop of the reader's teams while the list
+/// is open (browser only): the list's data is read again when the stream
+/// opens (a round stored while the page loaded is not missed) and after
+/// each round.
+fn follow_list(current: RwSignal<LoopsView>, live: RwSignal<bool>) {
+    #[cfg(feature = "hydrate")]
+    {
+        Effect::new(move |_| live_stream::start_list(current, live));
+        on_cleanup(live_stream::stop);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (current, live);
 }
 
 /// Follows the loop's live stream while the page is open (browser only):
@@ -854,7 +1127,9 @@ mod live_stream {
             let picks: String = search
                 .trim_start_matches('?')
                 .split('&')
-                .filter(|pair| ["a=", "b=", "run=", "before="].iter().any(|name| pair.starts_with(name)))
+                .filter(|pair| {
+                    ["a=", "b=", "run=", "before=", "round="].iter().any(|name| pair.starts_with(name))
+                })
                 .map(|pair| format!("&{pair}"))
                 .collect();
             format!("{base}/view.json?team={team}{picks}")
@@ -881,12 +1156,43 @@ mod live_stream {
         SOURCE.with(|slot| *slot.borrow_mut() = Some(source));
     }
 
-    fn reload(
+    /// The list's stream: every round of the reader's teams reloads the
+    /// list's data; so does the stream's opening.
+    pub fn start_list(current: RwSignal<super::LoopsView>, live: RwSignal<bool>) {
+        stop();
+        let Ok(source) = EventSource::new("/loops.stream") else { return };
+        let busy = Rc::new(Cell::new(false));
+        let again = Rc::new(Cell::new(false));
+        let url: Rc<dyn Fn() -> String> = Rc::new(|| "/loops.json".to_string());
+        let reload_list: Rc<dyn Fn()> =
+            Rc::new(move || reload(url.clone(), busy.clone(), again.clone(), current));
+        let on_round = Closure::<dyn Fn(web_sys::MessageEvent)>::new({
+            let reload_list = reload_list.clone();
+            move |_event: web_sys::MessageEvent| reload_list()
+        });
+        let _ = source.add_event_listener_with_callback("round", on_round.as_ref().unchecked_ref());
+        let _ = source.add_event_listener_with_callback("reload", on_round.as_ref().unchecked_ref());
+        on_round.forget();
+        let on_open = Closure::<dyn Fn(web_sys::Event)>::new(move |_| {
+            live.set(true);
+            reload_list();
+        });
+        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        on_open.forget();
+        let on_error = Closure::<dyn Fn(web_sys::Event)>::new(move |_| live.set(false));
+        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_error.forget();
+        SOURCE.with(|slot| *slot.borrow_mut() = Some(source));
+    }
+
+    fn reload<T>(
         url: Rc<dyn Fn() -> String>,
         busy: Rc<Cell<bool>>,
         again: Rc<Cell<bool>>,
-        current: RwSignal<LoopView>,
-    ) {
+        current: RwSignal<T>,
+    ) where
+        T: serde::de::DeserializeOwned + Send + Sync + 'static,
+    {
         if busy.replace(true) {
             again.set(true);
             return;
@@ -905,7 +1211,7 @@ mod live_stream {
         });
     }
 
-    async fn fetch_view(url: &str) -> Option<LoopView> {
+    async fn fetch_view<T: serde::de::DeserializeOwned>(url: &str) -> Option<T> {
         let window = web_sys::window()?;
         let response: web_sys::Response =
             JsFuture::from(window.fetch_with_str(url)).await.ok()?.dyn_into().ok()?;
@@ -989,13 +1295,64 @@ mod tests {
                 other: round.warnings + round.infos,
                 class: round.class.clone(),
                 repeats: u32::from(round.class == "fixed_point"),
+                period: None,
             })
             .collect();
         let svg = convergence_chart(&bars);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
-        assert_eq!(svg.matches("<title>a state seen before</title>").count(), 2);
+        assert_eq!(svg.matches("fixed point, the same state again</title>").count(), 2);
         assert_eq!(svg.matches("<title>class changed</title>").count(), 2);
-        assert_eq!(convergence_chart(&[]).matches("<rect").count(), 2, "an empty run draws the legend only");
+        assert!(!svg.contains("<a "), "no links without an address");
+        let empty = convergence_chart(&[]);
+        assert_eq!(empty.matches("<rect").count(), 3, "an empty run draws the legend only");
+        // Bars link to their round.
+        let linked = convergence_chart_linked(&bars, Some("/loops/x?team=t&amp;round="));
+        assert_eq!(linked.matches(r##"<a href="/loops/x?team=t&amp;round=3#round-detail">"##).count(), 1);
+    }
+
+    fn bar(round: u32, class: &str, period: Option<u32>) -> ChartBar {
+        ChartBar {
+            first_round: round,
+            last_round: round,
+            blocking: 2,
+            other: 1,
+            class: class.into(),
+            repeats: 0,
+            period,
+        }
+    }
+
+    #[test]
+    fn the_chart_marks_each_class_its_own_way() {
+        let classes = ["first", "stalled", "thrashing", "regressing", "cycle", "cycle", "cycle"];
+        let bars: Vec<ChartBar> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, class)| bar(i as u32 + 1, class, (*class == "cycle").then_some(2)))
+            .collect();
+        let svg = convergence_chart(&bars);
+        assert_eq!(svg.matches("<title>round 2: stalled</title>").count(), 1);
+        assert_eq!(svg.matches("<title>round 3: thrashing</title>").count(), 1);
+        assert_eq!(svg.matches("<title>round 4: regressing</title>").count(), 1);
+        // One bracket over the stretch of cycle rounds, with its period.
+        assert_eq!(svg.matches(">cycle, period 2</text>").count(), 1);
+        // Every text is at least 11 units high (the chart is never drawn
+        // narrower than its 640-unit box).
+        assert!(!svg.contains(r#"font-size="10""#));
+        assert!(svg.contains(r#"font-size="11""#));
+    }
+
+    #[test]
+    fn the_y_axis_has_round_ticks() {
+        assert_eq!(nice_step(0), 1);
+        assert_eq!(nice_step(4), 1);
+        assert_eq!(nice_step(7), 2);
+        assert_eq!(nice_step(29), 10);
+        assert_eq!(nice_step(120), 50);
+        let svg = convergence_chart(&[bar(1, "first", None)]);
+        for label in [">0</text>", ">1</text>", ">2</text>", ">3</text>"] {
+            assert!(svg.contains(label), "{label} in {svg}");
+        }
     }
 
     fn fold(states: &str) -> String {

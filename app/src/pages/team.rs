@@ -25,6 +25,36 @@ pub struct TeamView {
     pub new_webhook_secret: Option<String>,
     /// The latest alert deliveries, newest first.
     pub deliveries: Vec<DeliveryView>,
+    /// The site's address, for the snippets that connect a loop.
+    #[serde(default)]
+    pub site: String,
+    /// How many loops the team has.
+    #[serde(default)]
+    pub loops: u32,
+}
+
+/// How to send a loop's rounds here, with `token` (or a placeholder):
+/// curl, Python's standard library and the connector.
+pub fn connect_snippets(site: &str, token: Option<&str>) -> [(&'static str, String); 3] {
+    // One blocking finding: what the loop's own check says is still wrong.
+    const FINDING: &str = r#"{"target": {"id": "tests"}, "severity": "blocking", "criterion": "tests-pass", "message": "3 tests fail"}"#;
+    let token = token.unwrap_or("$FIXEDPOINT_TOKEN");
+    let url = format!("{site}/api/v1/loops/my-loop/rounds");
+    [
+        (
+            "curl",
+            format!(
+                "curl -sS -X POST {url} \\\n  -H 'Authorization: Bearer {token}' \\\n  -H 'Content-Type: application/json' \\\n  -d '{{\"round\": 1, \"state\": \"draft-1\", \"findings\": [{FINDING}]}}'"
+            ),
+        ),
+        (
+            "Python",
+            format!(
+                "import json, urllib.request\n\ndef report(round_no, state, findings):\n    request = urllib.request.Request(\n        \"{url}\",\n        data=json.dumps({{\"round\": round_no, \"state\": state, \"findings\": findings}}).encode(),\n        headers={{\"Authorization\": \"Bearer {token}\", \"Content-Type\": \"application/json\"}},\n    )\n    with urllib.request.urlopen(request) as answer:\n        return json.load(answer)  # advice: continue or stop\n\nprint(report(1, \"draft-1\", [{FINDING}]))"
+            ),
+        ),
+        ("fixedpoint push", format!("fixedpoint push --dir .loop/my-loop --to {site} --token {token} --watch")),
+    ]
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,6 +211,7 @@ fn TeamSettings(team: TeamView) -> impl IntoView {
                         </div>
                     }
                 })}
+            {(team.new_token.is_some() || team.loops == 0).then(|| view! { <ConnectLoop team=team.clone()/> })}
             <h2>"Members"</h2>
             <table class="data-table" data-testid="members">
                 <thead>
@@ -203,6 +234,35 @@ fn TeamSettings(team: TeamView) -> impl IntoView {
             </table>
             {admin_forms}
             <Alerts team=team.clone()/>
+        </section>
+    }
+}
+
+/// What it takes to connect a loop: shown on a team without loops and
+/// with a token just made (then with that token in the snippets).
+#[component]
+fn ConnectLoop(team: TeamView) -> impl IntoView {
+    let snippets = connect_snippets(&team.site, team.new_token.as_deref())
+        .into_iter()
+        .map(|(name, code)| {
+            view! {
+                <figure class="snippet">
+                    <figcaption>{name}</figcaption>
+                    <pre class="config" tabindex="0" data-testid=format!("snippet-{}", name.replace(' ', "-"))><code>{code}</code></pre>
+                </figure>
+            }
+        })
+        .collect_view();
+    let hint = match (team.new_token.is_some(), team.is_admin) {
+        (true, _) => "Each round your loop judges goes to the site; the answer says whether to go on.",
+        (false, true) => "Make a loop token below, and these lines carry it. Each round your loop judges goes to the site; the answer says whether to go on.",
+        (false, false) => "A team admin makes the loop token these lines need.",
+    };
+    view! {
+        <section class="connect" data-testid="connect-loop" aria-labelledby="connect-heading">
+            <h2 id="connect-heading">"Connect a loop"</h2>
+            <p>{hint}</p>
+            {snippets}
         </section>
     }
 }

@@ -43,6 +43,8 @@ pub enum AccountsError {
     BadSlug { slug: String },
     #[error("a team with the slug {slug:?} already exists")]
     TeamExists { slug: String },
+    #[error("you administer {limit} teams already, the most one reader may")]
+    TooManyTeams { limit: i64 },
     #[error("no team has the slug {slug:?}")]
     NoSuchTeam { slug: String },
     #[error("a team needs at least one admin: make someone else admin first")]

@@ -6,7 +6,9 @@
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
 use app::pages::diagnosis::{GlanceRound, RunGlance};
-use app::pages::loops::{ChartBar, DiffView, LoopRow, LoopView, LoopsView, RoundRow, RunRow, TeamLoops};
+use app::pages::loops::{
+    ChartBar, DiffView, FindingRow, LoopRow, LoopView, LoopsView, RoundDetail, RoundRow, RunRow, TeamLoops,
+};
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -34,6 +36,8 @@ pub fn router() -> Router<AppState> {
         .route("/loops/{loop}", post(loop_control))
         .route("/loops/{loop}/events", axum::routing::get(super::stream::loop_events))
         .route("/loops/{loop}/view.json", axum::routing::get(super::stream::loop_view_json))
+        .route("/loops.json", axum::routing::get(super::stream::list_view_json))
+        .route("/loops.stream", axum::routing::get(super::stream::list_events))
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,12 +120,14 @@ pub async fn load(
             .unwrap_or_default();
         let param = |name: &str| pairs.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
         let team = param("team");
-        let pick = (param("a").and_then(|a| a.parse().ok()), param("b").and_then(|b| b.parse().ok()));
-        let run = param("run");
-        let before = param("before").and_then(|before| before.parse().ok());
-        if let Some(view) =
-            loop_view(state, account, team.as_deref(), name, run.as_deref(), pick, before).await?
-        {
+        let number = |name: &str| param(name).and_then(|value| value.parse().ok());
+        let picks = LoopPicks {
+            run: param("run"),
+            diff: (number("a"), number("b")),
+            before: number("before"),
+            round: number("round"),
+        };
+        if let Some(view) = loop_view(state, account, team.as_deref(), name, &picks).await? {
             extensions.insert(view);
         }
     } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
@@ -138,7 +144,7 @@ pub(super) fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
     AccountsError::Dashboard(error.to_string())
 }
 
-async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, AccountsError> {
+pub(super) async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, AccountsError> {
     let mut teams = Vec::new();
     for membership in state.store.memberships(account.id).await? {
         let mut loops = Vec::new();
@@ -213,6 +219,16 @@ pub(super) async fn loop_team(
     Ok(None)
 }
 
+/// What a loop page's address picks: a run other than the current one, two
+/// rounds to compare, the page of rounds before a round, a round opened.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LoopPicks {
+    pub run: Option<String>,
+    pub diff: (Option<u32>, Option<u32>),
+    pub before: Option<u32>,
+    pub round: Option<u32>,
+}
+
 /// The loop `name` of one of the account's teams; `None` when it is not
 /// theirs.
 pub(super) async fn loop_view(
@@ -220,12 +236,10 @@ pub(super) async fn loop_view(
     account: &Account,
     team: Option<&str>,
     name: &str,
-    run: Option<&str>,
-    pick: (Option<u32>, Option<u32>),
-    before: Option<u32>,
+    picks: &LoopPicks,
 ) -> Result<Option<LoopView>, AccountsError> {
     match loop_team(state, account, team, name).await? {
-        Some(team) => loop_view_of(state, &team, name, None, run, pick, before).await.map(Some),
+        Some(team) => loop_view_of(state, &team, name, None, picks).await.map(Some),
         None => Ok(None),
     }
 }
@@ -235,10 +249,9 @@ async fn loop_view_of(
     team: &Team,
     name: &str,
     notice: Option<String>,
-    run: Option<&str>,
-    pick: (Option<u32>, Option<u32>),
-    before: Option<u32>,
+    picks: &LoopPicks,
 ) -> Result<LoopView, AccountsError> {
+    let (run, pick, before) = (picks.run.as_deref(), picks.diff, picks.before);
     // Read before anything else the page shows: every round stored after
     // this id reaches the page's stream, even one stored while the page is
     // rendered or on its way.
@@ -277,6 +290,7 @@ async fn loop_view_of(
                     other: point.other,
                     class: point.class.as_str().to_string(),
                     repeats: point.repeats,
+                    period: point.period,
                 })
                 .collect(),
             None => Vec::new(),
@@ -321,6 +335,22 @@ async fn loop_view_of(
             })
             .collect();
         let diff = round_diff(&history.rounds, pick);
+        // A round opened by its link: from this page, or read on its own.
+        let opened = match (picks.round, history.run.as_ref()) {
+            (Some(number), Some(run)) => match history.rounds.iter().find(|round| round.round == number) {
+                Some(round) => Some(round_detail(round)),
+                None => state
+                    .store
+                    .loop_history(membership.id, name, Some(&run.id), number.saturating_sub(1), 1)
+                    .await
+                    .map_err(loops_error)?
+                    .rounds
+                    .iter()
+                    .find(|round| round.round == number)
+                    .map(round_detail),
+            },
+            _ => None,
+        };
         let runs = state
             .store
             .loop_runs(membership.id, name, 50)
@@ -341,6 +371,7 @@ async fn loop_view_of(
             None => RunGlance::default(),
         };
         Ok(LoopView {
+            opened,
             glance,
             last_event_id: Some(last_event_id),
             team: membership.slug.clone(),
@@ -374,6 +405,42 @@ async fn loop_view_of(
     }
 }
 
+/// A round as its own section of the loop page: every finding with its
+/// message, what it spent, its raw error, the operator's note it carried.
+fn round_detail(round: &crate::loops::HistoryRound) -> RoundDetail {
+    RoundDetail {
+        round: round.round,
+        state: round.state.clone(),
+        class: round.class.as_str().to_string(),
+        advice: round.advice.as_str().to_string(),
+        reason: round.reason.clone(),
+        findings: round
+            .findings
+            .iter()
+            .map(|finding| FindingRow {
+                key: describe_key(&finding.key),
+                severity: severity_word(finding.key.severity).to_string(),
+                message: finding.message.clone(),
+            })
+            .collect(),
+        usd: round.spent.usd,
+        tokens: round.spent.tokens,
+        seconds: round.spent.seconds,
+        exit: round.exit.clone(),
+        error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
+        stop: round.operator.stop,
+        steer: round.operator.steer.clone(),
+    }
+}
+
+fn severity_word(severity: crate::convergence::Severity) -> &'static str {
+    match severity {
+        crate::convergence::Severity::Blocking => "blocking",
+        crate::convergence::Severity::Warning => "warning",
+        crate::convergence::Severity::Info => "info",
+    }
+}
+
 /// Whether an exit id ends a run as a bound or a detection (PRODUCT.md's
 /// taxonomy), in the words the page uses.
 fn exit_kind(exit: &str) -> Option<&'static str> {
@@ -398,12 +465,26 @@ fn round_diff(rounds: &[crate::loops::HistoryRound], pick: (Option<u32>, Option<
     };
     let diff = crate::convergence::diff_rounds(&keys(a), &keys(b));
     let spell = |keys: Vec<crate::convergence::FindingKey>| keys.iter().map(describe_key).collect();
+    // Each key's message: the later round's, or the earlier one's for a
+    // finding it resolved.
+    let messages = b
+        .findings
+        .iter()
+        .chain(&a.findings)
+        .map(|finding| (describe_key(&finding.key), finding.message.clone()))
+        .fold(Vec::<(String, String)>::new(), |mut out, (key, message)| {
+            if !out.iter().any(|(known, _)| *known == key) {
+                out.push((key, message));
+            }
+            out
+        });
     Some(DiffView {
         a: a.round,
         b: b.round,
         new: spell(diff.new),
         resolved: spell(diff.resolved),
         persisting: spell(diff.persisting),
+        messages,
     })
 }
 
@@ -416,12 +497,7 @@ fn describe_key(key: &crate::convergence::FindingKey) -> String {
         },
         crate::convergence::Target::Other { id } => id.clone(),
     };
-    let severity = match key.severity {
-        crate::convergence::Severity::Blocking => "blocking",
-        crate::convergence::Severity::Warning => "warning",
-        crate::convergence::Severity::Info => "info",
-    };
-    format!("{target} {severity} {}", key.criterion)
+    format!("{target} {} {}", severity_word(key.severity), key.criterion)
 }
 
 #[derive(Debug, Deserialize)]
@@ -450,7 +526,7 @@ async fn loop_control(
     let form = match read::<ControlForm>(body).await {
         Ok(form) => Some(form),
         Err((status, notice)) => {
-            return match loop_view_of(&state, &team, &name, Some(notice), None, (None, None), None).await {
+            return match loop_view_of(&state, &team, &name, Some(notice), &LoopPicks::default()).await {
                 Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
                 Err(error) => internal(error),
             };
@@ -477,7 +553,7 @@ async fn loop_control(
         }
         Err(error) => return internal(loops_error(error)),
     };
-    match loop_view_of(&state, &team, &name, Some(notice), None, (None, None), None).await {
+    match loop_view_of(&state, &team, &name, Some(notice), &LoopPicks::default()).await {
         Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
         Err(error) => internal(error),
     }
@@ -613,7 +689,10 @@ async fn team_view(
             delivered_at: delivery.delivered_at,
         })
         .collect();
+    let loops = state.store.team_loop_count(team.id).await.map_err(loops_error)?;
     Ok(TeamView {
+        site: state.config.public_url.trim_end_matches('/').to_string(),
+        loops,
         slug: team.slug.clone(),
         is_admin: role == TeamRole::Admin,
         members,

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::pages::{loop_team, loop_view};
+use super::pages::{loop_team, loop_view, loops_view, LoopPicks};
 use super::web::signed_in;
 use crate::loops::RoundEvent;
 use crate::web::AppState;
@@ -45,6 +45,8 @@ pub struct LoopQuery {
     last_event_id: Option<i64>,
     /// The page of rounds before this one (`view.json`).
     before: Option<u32>,
+    /// A round opened on the page (`view.json`).
+    round: Option<u32>,
 }
 
 /// What each `round` event carries.
@@ -97,11 +99,14 @@ pub async fn loop_view_json(
     let Some(account) = signed_in(request.extensions()) else {
         return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
     };
-    let run = query.run.as_deref();
+    let picks = LoopPicks {
+        run: query.run.clone(),
+        diff: (query.a, query.b),
+        before: query.before,
+        round: query.round,
+    };
     // (axum's `Path` has already percent-decoded the name.)
-    match loop_view(&state, &account, query.team.as_deref(), &name, run, (query.a, query.b), query.before)
-        .await
-    {
+    match loop_view(&state, &account, query.team.as_deref(), &name, &picks).await {
         Ok(Some(view)) => ([("cache-control", "no-store")], Json(view)).into_response(),
         Ok(None) => not_found(),
         Err(error) => {
@@ -225,4 +230,62 @@ async fn missed_rounds(state: &AppState, loop_id: i64, after: i64) -> Result<Vec
             })
         })
         .collect()
+}
+
+/// `GET /loops.json`: the loops list's data, for the signed-in reader (the
+/// list page reloads it when a round of one of its loops arrives).
+pub async fn list_view_json(State(state): State<AppState>, request: Request) -> Response {
+    let Some(account) = signed_in(request.extensions()) else {
+        return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
+    };
+    match loops_view(&state, &account).await {
+        Ok(view) => ([("cache-control", "no-store")], Json(view)).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "loading the loops list failed");
+            (StatusCode::INTERNAL_SERVER_ERROR, "The loops could not be loaded.").into_response()
+        }
+    }
+}
+
+/// `GET /loops.stream`: a `round` event (the same as a loop page's) for
+/// every round of a loop of the reader's teams, as they are stored. No
+/// backlog: the list page reloads its data when the stream opens and on
+/// each event. The teams are read when the stream opens; it lives
+/// [`STREAM_LIFETIME`], so a member removed from a team stops hearing it.
+pub async fn list_events(State(state): State<AppState>, request: Request) -> Response {
+    let Some(account) = signed_in(request.extensions()) else {
+        return (StatusCode::UNAUTHORIZED, "Sign in first.").into_response();
+    };
+    let teams: Vec<i64> = match state.store.memberships(account.id).await {
+        Ok(memberships) => memberships.into_iter().map(|membership| membership.team.id).collect(),
+        Err(error) => {
+            tracing::error!(%error, "opening the loops stream failed");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "The stream could not be opened.").into_response();
+        }
+    };
+    let receiver = state.live.subscribe();
+    let live = stream::unfold(receiver, move |mut receiver| {
+        let teams = teams.clone();
+        async move {
+            loop {
+                match receiver.recv().await {
+                    Ok(event) if teams.contains(&event.team_id) => {
+                        return Some((
+                            Ok::<Event, Infallible>(round_event(&LiveRound::from(&event))),
+                            receiver,
+                        ));
+                    }
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(_)) => {
+                        return Some((Ok(Event::default().event("reload").data("{}")), receiver));
+                    }
+                    Err(RecvError::Closed) => return None,
+                }
+            }
+        }
+    });
+    let ends = tokio::time::sleep(STREAM_LIFETIME);
+    Sse::new(live.take_until(ends))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response()
 }

@@ -25,6 +25,10 @@ pub fn valid_team_slug(slug: &str) -> bool {
         && !slug.contains("--")
 }
 
+/// How many teams one reader may administer (teams made on the web count,
+/// and so do those an operator made them admin of).
+pub const MAX_TEAMS_PER_ADMIN: i64 = 20;
+
 impl Store {
     /// Creates the team `slug`; refuses a bad or taken slug.
     pub async fn create_team(&self, slug: &str) -> Result<Team, AccountsError> {
@@ -46,6 +50,45 @@ impl Store {
             Some(id) => Ok(Team { id, slug: slug.to_string(), created_at }),
             None => Err(AccountsError::TeamExists { slug: slug.to_string() }),
         }
+    }
+
+    /// Creates the team `slug` with `account_id` as its admin, in one
+    /// transaction (never a team without its admin). Refuses a bad or taken
+    /// slug, and a reader who already administers [`MAX_TEAMS_PER_ADMIN`].
+    pub async fn create_team_for(&self, slug: &str, account_id: i64) -> Result<Team, AccountsError> {
+        if !valid_team_slug(slug) {
+            return Err(AccountsError::BadSlug { slug: slug.to_string() });
+        }
+        let created_at = now_millis();
+        let mut tx = self.pool().begin().await?;
+        let administered: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM team_members WHERE account_id = $1 AND role = 'admin'")
+                .bind(account_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if administered >= MAX_TEAMS_PER_ADMIN {
+            return Err(AccountsError::TooManyTeams { limit: MAX_TEAMS_PER_ADMIN });
+        }
+        let id: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO teams (slug, created_at) VALUES ($1, $2) ON CONFLICT (slug) DO NOTHING RETURNING id",
+        )
+        .bind(slug)
+        .bind(created_at)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(id) = id else {
+            return Err(AccountsError::TeamExists { slug: slug.to_string() });
+        };
+        sqlx::query(
+            "INSERT INTO team_members (team_id, account_id, role, created_at) VALUES ($1, $2, 'admin', $3)",
+        )
+        .bind(id)
+        .bind(account_id)
+        .bind(created_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Team { id, slug: slug.to_string(), created_at })
     }
 
     /// The team named `slug`, if there is one.

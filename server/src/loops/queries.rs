@@ -52,6 +52,9 @@ pub struct ChartPoint {
     pub class: Class,
     /// Rounds of the point that were a fixed point or a cycle.
     pub repeats: u32,
+    /// A cycle's period (the first round's, in a bucket).
+    #[serde(default)]
+    pub period: Option<u32>,
 }
 
 /// How many points a run's chart has at most.
@@ -318,8 +321,8 @@ impl Store {
         run: &str,
     ) -> Result<Vec<ChartPoint>, LoopsError> {
         let loop_id = self.existing_loop(team_id, loop_name).await?;
-        let rows: Vec<(i64, String, i64, i64)> = sqlx::query_as(
-            "SELECT r.round, r.class, r.blocking_count, r.finding_count FROM rounds r \
+        let rows: Vec<(i64, String, i64, i64, Option<i64>)> = sqlx::query_as(
+            "SELECT r.round, r.class, r.blocking_count, r.finding_count, r.period FROM rounds r \
              JOIN runs ON runs.id = r.run_id WHERE runs.loop_id = $1 AND runs.run_key = $2 ORDER BY r.round",
         )
         .bind(loop_id)
@@ -328,7 +331,7 @@ impl Store {
         .await?;
         let points: Vec<ChartPoint> = rows
             .into_iter()
-            .filter_map(|(round, class, blocking, all)| {
+            .filter_map(|(round, class, blocking, all, period)| {
                 let class: Class = class.parse().ok()?;
                 Some(ChartPoint {
                     first_round: to_u32(round),
@@ -337,6 +340,7 @@ impl Store {
                     other: to_u32(all - blocking),
                     repeats: u32::from(matches!(class, Class::FixedPoint | Class::Cycle)),
                     class,
+                    period: period.map(to_u32),
                 })
             })
             .collect();
@@ -723,6 +727,15 @@ impl Store {
         let rows: Vec<RunColumns> =
             sqlx::query_as(&sql).bind(loop_id).bind(i64::from(limit)).fetch_all(self.pool()).await?;
         Ok(rows.into_iter().map(run_summary).collect())
+    }
+
+    /// How many loops a team has.
+    pub async fn team_loop_count(&self, team_id: i64) -> Result<u32, LoopsError> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM loops WHERE team_id = $1")
+            .bind(team_id)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(to_u32(count))
     }
 
     /// The loops of a team with their current run and last class, by name.

@@ -182,6 +182,8 @@ struct AccountForm {
     name: Option<String>,
     /// `revoke_mcp_token`: which token.
     token_id: Option<String>,
+    /// `create_team`: the new team's slug.
+    slug: Option<String>,
 }
 
 /// `POST /account`: `action=rotate_feed` (a new private feed URL, shown
@@ -203,7 +205,7 @@ async fn account_action(State(state): State<AppState>, request: Request) -> Resp
         Ok(access) => access,
         Err(error) => return failure(&error),
     };
-    let form = form.unwrap_or(AccountForm { action: None, name: None, token_id: None });
+    let form = form.unwrap_or(AccountForm { action: None, name: None, token_id: None, slug: None });
     let mut new_mcp_token = None;
     let (status, new_url, notice) = match form.action.as_deref() {
         Some("make_mcp_token" | "revoke_mcp_token") if access.tier != Tier::Founder => (
@@ -245,6 +247,31 @@ async fn account_action(State(state): State<AppState>, request: Request) -> Resp
             ),
             Err(error) => return failure(&error),
         },
+        // A team of one's own, with oneself its admin: its page follows,
+        // with what it takes to connect a loop.
+        Some("create_team") => {
+            let slug = form.slug.as_deref().unwrap_or_default().trim().to_ascii_lowercase();
+            match state.store.create_team_for(&slug, account.id).await {
+                Ok(team) => {
+                    return axum::response::Redirect::to(&format!("/teams/{}", team.slug)).into_response()
+                }
+                Err(crate::accounts::AccountsError::BadSlug { .. }) => (
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    "slug: 2 to 40 lowercase letters, digits and single hyphens, not at either end"
+                        .to_string(),
+                ),
+                Err(crate::accounts::AccountsError::TeamExists { slug }) => (
+                    StatusCode::CONFLICT,
+                    None,
+                    format!("slug: the team {slug} exists already; one of its admins can add you"),
+                ),
+                Err(refused @ crate::accounts::AccountsError::TooManyTeams { .. }) => {
+                    (StatusCode::FORBIDDEN, None, refused.to_string())
+                }
+                Err(error) => return failure(&NewsletterError::Invalid(error.to_string())),
+            }
+        }
         Some("newsletter_on") => match state.store.confirm_email(&account.email, "account").await {
             Ok(()) => (StatusCode::OK, None, "Each issue will be mailed to you.".to_string()),
             Err(error) => return failure(&error),

@@ -451,12 +451,13 @@ both_backends! {
         assert_eq!(page.status, StatusCode::OK);
         assert!(page.body.contains("Rounds 31–130 of 130."), "{}", page.body);
         let table = page.body.find("data-testid=\"rounds\"").unwrap();
-        assert!(!page.body[table..].contains(">30</td>"), "round 30 is on the older page");
+        assert!(page.body[table..].contains("aria-label=\"Open round 31\""), "each round has its link");
+        assert!(!page.body[table..].contains("aria-label=\"Open round 30\""), "round 30 is on the older page");
         assert!(page.body.contains("href=\"/loops/long?team=acme&amp;run=run-1&amp;before=31\""), "{}", page.body);
         // The chart summarises the whole run, not just the page.
         let chart = page.body.find("data-testid=\"chart\"").unwrap();
         assert!(page.body[chart..].contains("<title>rounds 1–2:"), "{}", &page.body[chart..chart + 2000]);
-        assert!(page.body[chart..].contains("a state seen before"), "the stuck rounds are marked");
+        assert!(page.body[chart..].contains("fixed point, the same state again"), "the stuck rounds are marked");
         // Repeats fold in the timeline.
         assert!(page.body.contains("stuck ×20"), "{}", page.body);
 
@@ -468,5 +469,43 @@ both_backends! {
         // A nonsense page number is the latest page.
         let odd = get(&app, "/loops/long?before=abc", Some(&ada)).await;
         assert!(odd.body.contains("Rounds 31–130 of 130."));
+    }
+}
+
+both_backends! {
+    async fn a_reader_makes_a_team_on_the_web_and_sees_how_to_connect_a_loop(db: TestDb) {
+        let app = app(&db);
+        db.store.create_team("taken").await.unwrap();
+        let ada = sign_in(&app, &db, "ada@example.com").await;
+        // Signed-out: nothing is made.
+        let refused = post_form(&app, "/account", "action=create_team&slug=night", None).await;
+        assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+        assert!(db.store.team_by_slug("night").await.unwrap().is_none());
+        // A bad or taken slug is refused with the field named.
+        for (slug, status, says) in [
+            ("-bad-", StatusCode::BAD_REQUEST, "slug: 2 to 40 lowercase letters"),
+            ("a", StatusCode::BAD_REQUEST, "slug: 2 to 40 lowercase letters"),
+            ("taken", StatusCode::CONFLICT, "slug: the team taken exists already"),
+        ] {
+            let reply = post_form(&app, "/account", &format!("action=create_team&slug={slug}"), Some(&ada)).await;
+            assert_eq!(reply.status, status, "{slug}: {}", reply.body);
+            assert!(reply.body.contains(says), "{slug}: {}", reply.body);
+        }
+        assert!(db.store.team_members(db.store.team_by_slug("taken").await.unwrap().unwrap().id).await.unwrap().is_empty());
+        // The team is made with its maker as admin, and its page follows.
+        let made = post_form(&app, "/account", "action=create_team&slug=Night-Shift", Some(&ada)).await;
+        assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+        assert_eq!(made.headers[header::LOCATION], "/teams/night-shift");
+        let page = get(&app, "/teams/night-shift", Some(&ada)).await;
+        assert_eq!(page.status, StatusCode::OK);
+        assert!(page.body.contains("data-testid=\"connect-loop\""), "an empty team shows how to connect a loop");
+        assert!(page.body.contains("$FIXEDPOINT_TOKEN"), "{}", page.body);
+        assert!(page.body.contains(&format!("{BASE}/api/v1/loops/my-loop/rounds")), "{}", page.body);
+        let members = db.store.team_members(db.store.team_by_slug("night-shift").await.unwrap().unwrap().id).await.unwrap();
+        assert_eq!(members.len(), 1);
+        assert_eq!(members[0].role, server::accounts::TeamRole::Admin);
+        // The same slug twice is one team.
+        let again = post_form(&app, "/account", "action=create_team&slug=night-shift", Some(&ada)).await;
+        assert_eq!(again.status, StatusCode::CONFLICT);
     }
 }
