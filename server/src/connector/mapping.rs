@@ -114,13 +114,15 @@ pub fn findings_of(entry: &JournalEntry) -> Vec<Value> {
         for line in verify.lines() {
             named.extend(failing_names(line));
         }
-        named.dedup();
-        for name in &named {
+        // One finding per check, once, in the order named.
+        let mut seen = std::collections::HashSet::new();
+        named.retain(|(name, _)| seen.insert(name.clone()));
+        for (name, how) in &named {
             findings.push(json!({
                 "target": {"id": format!("test:{name}")},
                 "severity": "blocking",
                 "criterion": "verify",
-                "message": format!("{name} failed"),
+                "message": format!("{name} {how}"),
             }));
         }
         if named.is_empty() && reports_failure(verify) {
@@ -149,27 +151,33 @@ pub fn findings_of(entry: &JournalEntry) -> Vec<Value> {
     findings
 }
 
-/// Names after `FAILED`, `FAIL`, `failing:`, `failed:` or a cross mark.
-fn failing_names(line: &str) -> Vec<String> {
+/// Names after `FAILED`, `FAIL`, `failing:`, `failed:`, `missing:` or a
+/// cross mark, each with how the line says it failed (`failed`,
+/// `missing`). "missing: audit, push, import" is three checks: when one of
+/// them passes, the next round is progress, not a stall.
+fn failing_names(line: &str) -> Vec<(String, &'static str)> {
     let trimmed = line.trim();
+    let failed = |name: String| (name, "failed");
     for mark in ['✗', '❌', '✘'] {
         if let Some(rest) = trimmed.strip_prefix(mark) {
-            return first_word(rest).into_iter().collect();
+            return first_word(rest).into_iter().map(failed).collect();
         }
     }
     for marker in ["FAILED ", "FAIL "] {
         if let Some(position) = trimmed.find(marker) {
-            return first_word(&trimmed[position + marker.len()..]).into_iter().collect();
+            return first_word(&trimmed[position + marker.len()..]).into_iter().map(failed).collect();
         }
     }
     let lower = trimmed.to_lowercase();
-    for marker in ["failing:", "failed:", "failures:"] {
+    for (marker, how) in
+        [("failing:", "failed"), ("failed:", "failed"), ("failures:", "failed"), ("missing:", "missing")]
+    {
         if let Some(position) = lower.find(marker) {
             return trimmed[position + marker.len()..]
-                .split([',', ' '])
-                .map(|name| name.trim().trim_matches(['`', '"', '\'', '.']))
+                .split([',', ' ', ';'])
+                .map(|name| name.trim().trim_matches(['`', '"', '\'', '.', '(', ')']))
                 .filter(|name| !name.is_empty() && !name.chars().all(|character| character.is_ascii_digit()))
-                .map(str::to_string)
+                .map(|name| (name.to_string(), how))
                 .collect();
         }
     }
@@ -291,6 +299,14 @@ mod tests {
                 "flag:overran-time-budget"
             ]
         );
+        // Each missing check is its own finding, named in its message.
+        let missing = findings_of(&entry("x", "make gate: exit 2 (missing: audit, push, import)", ""));
+        let ids: Vec<&str> =
+            missing.iter().map(|finding| finding["target"]["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["test:audit", "test:push", "test:import"]);
+        assert_eq!(missing[1]["message"], "push missing");
+        let repeated = findings_of(&entry("x", "failing: lint\nFAILED lint", ""));
+        assert_eq!(repeated.len(), 1, "a check named twice is one finding");
         let unnamed = findings_of(&entry("x", "cargo test: exit 101", ""));
         assert_eq!(unnamed.len(), 1);
         assert_eq!(unnamed[0]["severity"], "blocking");

@@ -210,3 +210,28 @@ both_backends! {
         assert_eq!(again.already_stored, 560);
     }
 }
+
+both_backends! {
+    async fn a_check_that_passes_is_progress_while_others_still_fail(db: TestDb) {
+        let s = setup(db, "docs-refresh").await;
+        // The journal of a loop whose gate lists what is missing: one check
+        // fixed per iteration.
+        let journal = "# Journal: docs-refresh\n\n\
+            ## Iteration 1 — 2026-12-01 10:00\n\n- **Did**: wired the gate; commit 1a2b3c4\n\
+            - **Verify**: make gate: exit 2 (missing: audit, push, import)\n- **Ratchet**: 5 -> 6\n\n\
+            ## Iteration 2 — 2026-12-01 10:30\n\n- **Did**: added the audit step; commit 5d6e7f8\n\
+            - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 6 -> 7\n\n\
+            ## Iteration 3 — 2026-12-01 11:00\n\n- **Did**: retried the push; commit 9a8b7c6\n\
+            - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 7 -> 7\n";
+        std::fs::write(s.options.dir.join("journal.md"), journal).unwrap();
+        let client = connector::http_client().unwrap();
+        let pushed = connector::push_once(&client, &s.options).await.unwrap();
+        assert!(pushed.problems.is_empty(), "{:?}", pushed.problems);
+        let classes: Vec<&str> = pushed.sent.iter().map(|round| round.class.as_str()).collect();
+        assert_eq!(classes, ["first", "converging", "stalled"], "the fixed check is progress; the next round is not");
+        let history = s.store.loop_history(s.team_id, "docs-refresh", None, 0, 10).await.unwrap();
+        let mut messages: Vec<&str> = history.rounds[1].findings.iter().map(|finding| finding.message.as_str()).collect();
+        messages.sort_unstable();
+        assert_eq!(messages, ["import missing", "push missing"]);
+    }
+}
