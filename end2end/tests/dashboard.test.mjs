@@ -213,6 +213,12 @@ describe("loops dashboard", () => {
         if (["wedge", "pendulum", "flailer", "spender"].includes(loop)) {
           await page.screenshot({ path: join(SHOTS, `dashboard-${loop}-${width}.png`) });
         }
+        if (loop === "stuck") {
+          // On a phone each round is a card whose cells say what they are.
+          const cardLike = await page.getByTestId("rounds").locator("tbody tr").first().evaluate((tr) => getComputedStyle(tr).display);
+          assert.equal(cardLike, width < 640 ? "block" : "table-row", `rounds at ${width} px`);
+          await page.screenshot({ path: join(SHOTS, `dashboard-stuck-full-${width}.png`), fullPage: true });
+        }
       }
       // A round opens from its row and from its bar, with its messages.
       await visit(page, `${server.base}/loops/stuck`);

@@ -425,16 +425,16 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
             let opened = data.opened.as_ref().is_some_and(|opened| opened.round == round.round);
             view! {
                 <tr class:selected=opened>
-                    <td>
+                    <td data-label="Round">
                         <a href=format!("{round_href}{}#round-detail", round.round) rel="external" aria-label=format!("Open round {}", round.round)>
                             {round.round}
                         </a>
                     </td>
-                    <td><code>{short(&round.state)}</code></td>
-                    <td>{round.class.clone()}</td>
-                    <td>{round.advice.clone()}</td>
-                    <td>{round.reason.clone()}</td>
-                    <td>{round.blocking}</td>
+                    <td data-label="State"><code>{short(&round.state)}</code></td>
+                    <td data-label="Class">{round.class.clone()}</td>
+                    <td data-label="Advice">{round.advice.clone()}</td>
+                    <td data-label="Reason">{round.reason.clone()}</td>
+                    <td data-label="Blocking">{round.blocking}</td>
                     {traced.then(|| {
                         let calls = round
                             .tool_calls
@@ -452,10 +452,10 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                                 }
                             })
                             .collect_view();
-                        view! { <td><ul class="tool-calls" data-testid="tool-calls">{calls}</ul></td> }
+                        view! { <td data-label="Tool calls"><ul class="tool-calls" data-testid="tool-calls">{calls}</ul></td> }
                     })}
-                    <td>{spend_text(round)}</td>
-                    <td>{round.exit.clone().unwrap_or_default()}</td>
+                    <td data-label="Spend">{spend_text(round)}</td>
+                    <td data-label="Exit">{round.exit.clone().unwrap_or_default()}</td>
                     <td>
                         {round.error.clone().map(|error| {
                             view! {
@@ -524,7 +524,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     }
     .into_any();
     let rounds_table = view! {
-        <table class=if traced { "data-table traced-rounds" } else { "data-table" } data-testid="rounds">
+        <table class=if traced { "data-table rounds-table traced-rounds" } else { "data-table rounds-table" } data-testid="rounds">
             <thead>
                 <tr>
                     <th scope="col">"Round"</th>
