@@ -109,7 +109,7 @@ pub struct DiffView {
     pub persisting: Vec<String>,
     /// Each key's message (the later round's, else the earlier one's).
     #[serde(default)]
-    pub messages: Vec<(String, String)>,
+    pub messages: std::collections::BTreeMap<String, String>,
 }
 
 /// A round opened on the loop page (`?round=N`): every finding with its
@@ -413,7 +413,7 @@ pub fn LoopPage() -> impl IntoView {
 /// The loop page below its title: drawn again whenever the data changes.
 fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let shown_run = data.run.clone();
-    let chart = convergence_chart_linked(&data.chart, Some(&round_link(&data).replace('&', "&amp;")));
+    let chart = convergence_chart(&data.chart, Some(&round_link(&data).replace('&', "&amp;")));
     let timeline = state_timeline(&data.rounds);
     // Traced loops show each round's tool calls.
     let traced = data.rounds.iter().any(|round| !round.tool_calls.is_empty());
@@ -621,8 +621,7 @@ fn DiffSection(diff: DiffView, rounds: Vec<u32>, name: String, team: String) -> 
         let items = keys
             .into_iter()
             .map(|key| {
-                let message =
-                    messages.iter().find(|(known, _)| *known == key).map(|(_, message)| message.clone());
+                let message = messages.get(&key).cloned();
                 view! {
                     <li>
                         <code>{key}</code>
@@ -852,22 +851,19 @@ pub fn fold_states(states: &[String]) -> String {
 
 /// The convergence chart as SVG: findings per bar (a round, or a bucket of
 /// rounds of a long run) stacked as blocking and other, the blocking count
-/// as a line, a ring where a state repeated and a tick where the class
-/// changed. Built as text so the server draws it; every value in it is a
+/// as a line, a mark per class and dashes where the class changed. Built
+/// as text so the server draws it; every value in it is a
 /// number or a fixed word.
-pub fn convergence_chart(bars: &[ChartBar]) -> String {
-    convergence_chart_linked(bars, None)
-}
-
-/// [`convergence_chart`] whose bars link to their round: `link` is the
-/// address but the round's number, already escaped for an attribute.
+///
+/// With `link`, each bar links to its round: `link` is the address but
+/// the round's number, already escaped for an attribute.
 ///
 /// Blocking findings are a dark red and the others a mid blue: at least 3:1
 /// against each other and against the card. Above the bars a row of marks
 /// tells the classes apart: a filled dot for a fixed point, a bracket over a
 /// cycle with its period, a square for a stall, a diamond for thrashing, a
 /// triangle for a regression. The y-axis has ticks at round numbers.
-pub fn convergence_chart_linked(bars: &[ChartBar], link: Option<&str>) -> String {
+pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
     const BLOCKING: &str = "#5a0e0e";
     const OTHER: &str = "#4a7fd0";
     const INK: &str = "#1d232b";
@@ -1298,15 +1294,15 @@ mod tests {
                 period: None,
             })
             .collect();
-        let svg = convergence_chart(&bars);
+        let svg = convergence_chart(&bars, None);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert_eq!(svg.matches("fixed point, the same state again</title>").count(), 2);
         assert_eq!(svg.matches("<title>class changed</title>").count(), 2);
         assert!(!svg.contains("<a "), "no links without an address");
-        let empty = convergence_chart(&[]);
+        let empty = convergence_chart(&[], None);
         assert_eq!(empty.matches("<rect").count(), 3, "an empty run draws the legend only");
         // Bars link to their round.
-        let linked = convergence_chart_linked(&bars, Some("/loops/x?team=t&amp;round="));
+        let linked = convergence_chart(&bars, Some("/loops/x?team=t&amp;round="));
         assert_eq!(linked.matches(r##"<a href="/loops/x?team=t&amp;round=3#round-detail">"##).count(), 1);
     }
 
@@ -1330,7 +1326,7 @@ mod tests {
             .enumerate()
             .map(|(i, class)| bar(i as u32 + 1, class, (*class == "cycle").then_some(2)))
             .collect();
-        let svg = convergence_chart(&bars);
+        let svg = convergence_chart(&bars, None);
         assert_eq!(svg.matches("<title>round 2: stalled</title>").count(), 1);
         assert_eq!(svg.matches("<title>round 3: thrashing</title>").count(), 1);
         assert_eq!(svg.matches("<title>round 4: regressing</title>").count(), 1);
@@ -1349,7 +1345,7 @@ mod tests {
         assert_eq!(nice_step(7), 2);
         assert_eq!(nice_step(29), 10);
         assert_eq!(nice_step(120), 50);
-        let svg = convergence_chart(&[bar(1, "first", None)]);
+        let svg = convergence_chart(&[bar(1, "first", None)], None);
         for label in [">0</text>", ">1</text>", ">2</text>", ">3</text>"] {
             assert!(svg.contains(label), "{label} in {svg}");
         }

@@ -467,17 +467,10 @@ fn round_diff(rounds: &[crate::loops::HistoryRound], pick: (Option<u32>, Option<
     let spell = |keys: Vec<crate::convergence::FindingKey>| keys.iter().map(describe_key).collect();
     // Each key's message: the later round's, or the earlier one's for a
     // finding it resolved.
-    let messages = b
-        .findings
-        .iter()
-        .chain(&a.findings)
-        .map(|finding| (describe_key(&finding.key), finding.message.clone()))
-        .fold(Vec::<(String, String)>::new(), |mut out, (key, message)| {
-            if !out.iter().any(|(known, _)| *known == key) {
-                out.push((key, message));
-            }
-            out
-        });
+    let mut messages = std::collections::BTreeMap::new();
+    for finding in b.findings.iter().chain(&a.findings) {
+        messages.entry(describe_key(&finding.key)).or_insert_with(|| finding.message.clone());
+    }
     Some(DiffView {
         a: a.round,
         b: b.round,

@@ -264,23 +264,19 @@ pub async fn list_events(State(state): State<AppState>, request: Request) -> Res
         }
     };
     let receiver = state.live.subscribe();
-    let live = stream::unfold(receiver, move |mut receiver| {
-        let teams = teams.clone();
-        async move {
-            loop {
-                match receiver.recv().await {
-                    Ok(event) if teams.contains(&event.team_id) => {
-                        return Some((
-                            Ok::<Event, Infallible>(round_event(&LiveRound::from(&event))),
-                            receiver,
-                        ));
-                    }
-                    Ok(_) => continue,
-                    Err(RecvError::Lagged(_)) => {
-                        return Some((Ok(Event::default().event("reload").data("{}")), receiver));
-                    }
-                    Err(RecvError::Closed) => return None,
+    // The teams travel with the receiver: nothing is copied per event.
+    let live = stream::unfold((receiver, teams), |(mut receiver, teams)| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(event) if teams.contains(&event.team_id) => {
+                    let round = round_event(&LiveRound::from(&event));
+                    return Some((Ok::<Event, Infallible>(round), (receiver, teams)));
                 }
+                Ok(_) => continue,
+                Err(RecvError::Lagged(_)) => {
+                    return Some((Ok(Event::default().event("reload").data("{}")), (receiver, teams)));
+                }
+                Err(RecvError::Closed) => return None,
             }
         }
     });
