@@ -16,13 +16,14 @@
 //! `-v` lists the mismatches of the hand-written sets and of the real-world
 //! development part; `--held-out-details` lists the held-out part's too (for
 //! closing notes, never for writing rules); `--lang` adds a table per
-//! language of the real-world set.
+//! language of the real-world set; `--show ID` prints one development
+//! excerpt's labels beside the auditor's report and nothing else.
 #![allow(clippy::print_stdout)] // A command-line report: printing is its job.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use auditor::{audit, detect_language, ExitId, Language};
+use auditor::{audit, detect_language, render_text, ExitId, Language, Report};
 
 /// One labelled source.
 struct Case {
@@ -66,6 +67,10 @@ fn main() {
     let held_out_details = args.iter().any(|a| a == "--held-out-details");
     let by_language = args.iter().any(|a| a == "--lang");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+    if let Some(id) = args.iter().position(|a| a == "--show").and_then(|i| args.get(i + 1)) {
+        show(&root.join("real"), id);
+        return;
+    }
 
     score("hand-written development set (eval/loops)", &written_set(&root, "loops", "labels.json"), verbose);
     println!();
@@ -172,6 +177,30 @@ fn suggested_fixes(cases: &[&Case], verbose: bool, held_out: &[Case]) {
         "suggested fixes: {lacking} sources lack a bound or a completion check; {offered} fixes offered; {kept} re-audit with the promised exit and none lost = {:.3} of those lacking",
         ratio(kept, lacking)
     );
+}
+
+/// One development excerpt: its labels (exits, reasons, notes) and the
+/// auditor's text report, for reading a mismatch. Held-out excerpts are
+/// never shown.
+fn show(root: &Path, id: &str) {
+    let (development, _, _) = real_set(root);
+    let Some(case) = development.iter().find(|c| c.name == id) else {
+        println!("{id}: no development excerpt with a local copy has this id");
+        return;
+    };
+    for part in std::fs::read_dir(root.join("parts")).into_iter().flatten().flatten() {
+        let Ok(text) = std::fs::read_to_string(part.path()) else { continue };
+        let Ok(excerpts) = serde_json::from_str::<Vec<serde_json::Value>>(&text) else { continue };
+        if let Some(entry) = excerpts.iter().find(|e| e["id"] == id) {
+            println!("labels: {:?} {}", case.exits, case.verdict);
+            for (exit, reason) in entry["reasons"].as_object().into_iter().flatten() {
+                println!("  {exit}: {}", reason.as_str().unwrap_or_default());
+            }
+            println!("  notes: {}", entry["notes"].as_str().unwrap_or_default());
+        }
+    }
+    let report = audit(&case.source, Some(&case.path), None);
+    print!("{}", render_text(&Report::from_files(vec![report])));
 }
 
 /// A hand-written set: a directory of sources and a labels file.

@@ -384,3 +384,32 @@ fn each_alternative_of_an_or_pattern_is_its_own_test() {
         &[E6],
     );
 }
+
+#[test]
+fn a_wait_inside_a_pass_is_not_the_loops_clock() {
+    // A helper the agent loop calls each pass that polls until a service is
+    // ready, or sleeps in slices until its time is up: its clock ends the
+    // wait, not the loop.
+    check(
+        Python,
+        "def wait_ready(limit):\n    start = time.monotonic()\n    while time.monotonic() - start < limit:\n        if ready():\n            return True\n        time.sleep(1)\n\nwhile True:\n    wait_ready(30)\n    reply = agent.step()\n    if not reply.tool_calls:\n        break\n",
+        &[E1],
+    );
+    check(
+        Bash,
+        "nap() {\n  local elapsed=0\n  while (( elapsed < $1 )); do\n    sleep 15\n    elapsed=$(( elapsed + 15 ))\n  done\n}\nwhile true; do\n  claude -p \"$PROMPT\"\n  nap 60\ndone\n",
+        &[],
+    );
+    // The agent loop's own clock counts, sleep between passes or not.
+    check(
+        Python,
+        "start = time.monotonic()\nwhile time.monotonic() - start < LIMIT:\n    reply = agent.step()\n    time.sleep(1)\n",
+        &[E4],
+    );
+    // And so does a deadline kept by the loop that a helper's wait lives in.
+    check(
+        Bash,
+        "nap() {\n  sleep \"$1\"\n}\nSTART=$(date +%s)\nwhile true; do\n  claude -p \"$PROMPT\"\n  if (( $(date +%s) - START > MAX_SECONDS )); then break; fi\n  nap 60\ndone\n",
+        &[E4],
+    );
+}

@@ -35,6 +35,9 @@ pub(crate) struct Provenance<'a> {
     counters: HashMap<&'a str, Vec<&'a AssignFact>>,
     /// The walked loops (not frameworks or recursions) by where they start.
     loop_starts: Vec<(usize, std::ops::Range<usize>)>,
+    /// The loops that sleep on their passes (a `sleep` whose innermost loop
+    /// is theirs): a wait, polling until something is ready or time is up.
+    waiting_loops: HashSet<usize>,
 }
 
 impl<'a> Provenance<'a> {
@@ -57,7 +60,13 @@ impl<'a> Provenance<'a> {
             .map(|l| (l.range.start, l.range.clone()))
             .collect();
         loop_starts.sort_by_key(|(start, range)| (*start, std::cmp::Reverse(range.end)));
-        Provenance { facts, counters, loop_starts }
+        let waiting_loops = facts
+            .calls
+            .iter()
+            .filter(|call| matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep"))
+            .filter_map(|call| call.loops.first().copied())
+            .collect();
+        Provenance { facts, counters, loop_starts, waiting_loops }
     }
 
     /// The assignments of `name` (by its last part) that lie in `range`.
@@ -227,6 +236,8 @@ pub(crate) struct ClauseView<'a> {
     /// The loop sits in another loop, or in a function that recurses: a
     /// retry loop around one request rather than the agent's own loop.
     pub nested: bool,
+    /// The loop sleeps on its passes: it waits for something.
+    pub waits: bool,
     /// The exit this clause guards returns a value (`return answer`).
     pub returns_value: bool,
     /// The words include those of where the clause's values come from.
@@ -295,6 +306,7 @@ impl<'a> ClauseView<'a> {
             assigned_in_loop,
             from_input,
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
+            waits: loop_id.is_some_and(|id| provenance.waiting_loops.contains(&id)),
             returns_value: false,
             expanded,
             counted,
@@ -454,6 +466,12 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     }
     if e6_human_interrupt::clause_matches(view) {
         return Some(ExitId::E6);
+    }
+    // A wait inside a pass (a helper the loop calls, or an inner loop) that
+    // sleeps until something is ready or its time is up ends that wait, not
+    // the agent's loop: its clock is one step's timeout.
+    if view.nested && view.waits && e4_wall_clock::clause_matches(view) {
+        return None;
     }
     let ordered: [(ExitId, ClauseRule); 6] = [
         (ExitId::E5, e5_no_progress::clause_matches),
