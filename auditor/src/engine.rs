@@ -495,6 +495,8 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         .filter(|(link, _)| rules::classify_link(provenance, link).is_some())
         .map(|(_, start)| start)
         .collect();
+    let step_walks: HashSet<usize> =
+        (0..facts.loops.len()).filter(|&id| walks_within_a_step(facts, id)).collect();
     let mut judgements: Vec<LinkJudgement> = facts
         .links
         .iter()
@@ -514,6 +516,8 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
                     }))
             {
                 Some("a flag the loop decides itself")
+            } else if link.via.is_none() && step_walks.contains(&link.loop_id) {
+                Some("a walk over items inside one step of another loop")
             } else {
                 None
             };
@@ -552,6 +556,15 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         }
     }
     judgements
+}
+
+/// A walk over a collection in a function that other loops run as one step
+/// of their passes (`for call in history: if call == this: return
+/// warning` in a helper the agent loop calls): leaving it ends the walk and
+/// returns to the caller, whose loop goes on.
+fn walks_within_a_step(facts: &Facts, loop_id: usize) -> bool {
+    let fact = &facts.loops[loop_id];
+    fact.collection && fact.function.is_some_and(|f| facts.step_calls(f).next().is_some())
 }
 
 fn judge_links(

@@ -294,6 +294,30 @@ pub(crate) struct Definition {
 }
 
 impl Facts {
+    /// The calls of function `function` that sit in loops outside it: a
+    /// loop elsewhere in the file runs it on its passes, as one step. A
+    /// function called only from its own loops (another object's method of
+    /// the same name) has none.
+    pub(crate) fn step_calls(&self, function: usize) -> impl Iterator<Item = &CallFact> {
+        let fact = &self.functions[function];
+        let name = fact.name.as_deref().filter(|name| self.called_in_loops.contains(*name));
+        self.calls.iter().filter(move |call| {
+            name.is_some_and(|name| call.callee_last == name)
+                && !call.loops.is_empty()
+                && !(fact.range.start <= call.range.start && call.range.end <= fact.range.end)
+        })
+    }
+
+    /// Whether a call sits in a `try` of its loop none of whose handlers
+    /// leaves the loop: what it raises is caught and the loop goes on.
+    /// (Go, Rust and Bash have no `try`: their errors are values, which the
+    /// caller reads.)
+    pub(crate) fn swallows(&self, call: &CallFact) -> bool {
+        call.caught_in
+            .as_ref()
+            .is_some_and(|range| !self.handlers.iter().any(|h| h.leaves && range.contains(&h.range.start)))
+    }
+
     /// The definition of `name` that reaches a use at byte `at` in
     /// `function`: the nearest one before it in the same function, else the
     /// last one in the same function (a value carried round the loop), else

@@ -413,3 +413,51 @@ fn a_wait_inside_a_pass_is_not_the_loops_clock() {
         &[E4],
     );
 }
+
+#[test]
+fn a_retry_counts_only_when_running_out_of_it_ends_the_loop_that_calls_it() {
+    let helper = "def call_model(msgs):\n    for attempt in range(MAX_RETRIES):\n        try:\n            return client.chat(msgs)\n        except RateLimitError:\n            time.sleep(2 ** attempt)\n    raise RuntimeError('out of retries')\n\n";
+    // The caller lets the error through: running out of tries ends the run.
+    check(
+        Python,
+        &format!("{helper}for turn in range(MAX_TURNS):\n    reply = call_model(msgs)\n    if not reply.tool_calls:\n        break\n"),
+        &[E1, E2, E7],
+    );
+    // The caller swallows it and goes on to the next turn: not an exit.
+    check(
+        Python,
+        &format!("{helper}for turn in range(MAX_TURNS):\n    try:\n        reply = call_model(msgs)\n    except Exception as e:\n        msgs.append(str(e))\n        continue\n    if not reply.tool_calls:\n        break\n"),
+        &[E1, E2],
+    );
+    // A method whose loop asks another object's method of the same name
+    // (`asserted_module.aforward`) is the loop itself, not a retry inside a
+    // caller: its counter of every pass is a turn cap.
+    check(
+        Python,
+        "class Asserted:\n    async def aforward(self, **kw):\n        pred = await self.module.acall(**kw)\n        num_tries = 0\n        done = self.assertion(pred)\n        while not done and num_tries <= self.max_tries:\n            better = self.revise(pred)\n            pred = await better.aforward(**kw)\n            done = self.assertion(pred)\n            num_tries += 1\n        return pred\n",
+        &[E1, E2],
+    );
+    // In a function that calls itself for the next turn, a loop before that
+    // call retries the turn's request; one that holds the call is the
+    // agent's loop, and the recursion its retry.
+    check(
+        Go,
+        "package a\nfunc (d *Req) Send(ctx context.Context) error {\n\tvar resp *Resp\n\tvar err error\n\tfor i := 0; i < conf.RetryTimes; i++ {\n\t\tresp, err = d.client.Create(ctx)\n\t\tif err == nil {\n\t\t\tbreak\n\t\t}\n\t}\n\tif err != nil {\n\t\treturn err\n\t}\n\tif len(resp.ToolCalls) > 0 {\n\t\treturn d.Send(ctx)\n\t}\n\treturn nil\n}\n",
+        &[E1, E7],
+    );
+    check(
+        JavaScript,
+        "function generate(contents, retry) {\n  let more = true;\n  do {\n    retry--;\n    const res = fetchModel(contents);\n    if (res.status === 500) {\n      return generate(contents, retry);\n    }\n    more = res.functionCalls.length > 0;\n  } while (more && retry > 0);\n}\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn a_walk_over_items_in_a_helper_a_loop_calls_ends_the_walk_not_the_loop() {
+    let helper = "def repeated_warning(history, name, args):\n    for past_name, past_args in history:\n        if past_name == name and past_args == args:\n            return 'You already called this tool with these arguments.'\n    return None\n\n";
+    check(
+        Python,
+        &format!("{helper}for turn in range(MAX_TURNS):\n    reply = llm(msgs)\n    if not reply.tool_calls:\n        break\n    for call in reply.tool_calls:\n        msgs.append(repeated_warning(history, call.name, call.args) or run(call))\n"),
+        &[E1, E2],
+    );
+}

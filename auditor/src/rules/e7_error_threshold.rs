@@ -55,7 +55,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A retry loop around one request inside the agent's loop: its attempts
     // are failures of that request (`for i := 0; i < retryTimes; i++`).
-    if view.nested && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {
+    if view.retries_one_step && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {
         return true;
     }
     // Bad outcomes counted (`bad_attempts <= max_bad_attempts`,

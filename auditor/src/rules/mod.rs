@@ -38,6 +38,8 @@ pub(crate) struct Provenance<'a> {
     /// The loops that sleep on their passes (a `sleep` whose innermost loop
     /// is theirs): a wait, polling until something is ready or time is up.
     waiting_loops: HashSet<usize>,
+    /// The loops that retry one step of another loop (`retries_one_step`).
+    retrying_loops: HashSet<usize>,
 }
 
 impl<'a> Provenance<'a> {
@@ -66,7 +68,14 @@ impl<'a> Provenance<'a> {
             .filter(|call| matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep"))
             .filter_map(|call| call.loops.first().copied())
             .collect();
-        Provenance { facts, counters, loop_starts, waiting_loops }
+        let retrying_loops = facts
+            .loops
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| retries_one_step(facts, l))
+            .map(|(id, _)| id)
+            .collect();
+        Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops }
     }
 
     /// The assignments of `name` (by its last part) that lie in `range`.
@@ -190,6 +199,46 @@ fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     })
 }
 
+/// Whether a loop retries one step of another loop, so that its passes are
+/// tries of that step: a loop inside another loop of its function (the
+/// walk keeps its bound only when running out of it leaves the outer loop
+/// too), or the loop of a function that loops elsewhere in the file call on
+/// their passes, unless every such call is in a `try` that swallows what
+/// it raises (the caller goes on). A function that calls itself is not
+/// counted: its recursion may be the retry, and its loop the agent's.
+fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
+    use crate::facts::LoopKind;
+    if matches!(fact.kind, LoopKind::Recursion | LoopKind::Framework) {
+        return false;
+    }
+    // (A recursion is the loop around the loops of its function that do not
+    // make the recursive call: `for i := 0; i < retries; i++` before the
+    // function calls itself for the next turn. A loop that makes the call
+    // is the outer one, the recursion its retry.)
+    let recurses_within = || {
+        let name = fact.function.and_then(|f| facts.functions[f].name.as_deref());
+        facts
+            .calls
+            .iter()
+            .any(|call| Some(call.callee_last.as_str()) == name && fact.range.contains(&call.range.start))
+    };
+    let lexically = facts.loops.iter().any(|other| {
+        other.function == fact.function
+            && other.kind != LoopKind::Framework
+            && (other.kind != LoopKind::Recursion || !recurses_within())
+            && other.range.start <= fact.range.start
+            && other.range.end >= fact.range.end
+            && other.range != fact.range
+    });
+    if lexically {
+        return true;
+    }
+    let Some(index) = fact.function.filter(|&f| !facts.functions[f].recursive) else { return false };
+    // (`asserted_module.aforward(...)` in the loop of `aforward` itself is
+    // another object's method, not a caller's loop.)
+    facts.step_calls(index).any(|call| !facts.swallows(call))
+}
+
 /// Whether a counter that is a field (`result.tool_calls += 1`) is the one a
 /// clause reads: its receiver is among the clause's names (not
 /// `resp.tool_calls`, a field of the same name on another value).
@@ -238,6 +287,8 @@ pub(crate) struct ClauseView<'a> {
     pub nested: bool,
     /// The loop sleeps on its passes: it waits for something.
     pub waits: bool,
+    /// The loop retries one step of another loop (`retries_one_step`).
+    pub retries_one_step: bool,
     /// The exit this clause guards returns a value (`return answer`).
     pub returns_value: bool,
     /// The words include those of where the clause's values come from.
@@ -307,6 +358,7 @@ impl<'a> ClauseView<'a> {
             from_input,
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
             waits: loop_id.is_some_and(|id| provenance.waiting_loops.contains(&id)),
+            retries_one_step: loop_id.is_some_and(|id| provenance.retrying_loops.contains(&id)),
             returns_value: false,
             expanded,
             counted,
