@@ -316,13 +316,14 @@ fn add_function_loops(facts: &mut Facts) {
             });
         }
     }
-    // The recursion goes on only under the guards of its own call.
+    // The recursion goes on only under the guards of its own call: they are
+    // its condition, which ends it when they no longer hold.
     for (&function, &loop_id) in &loop_of_function {
         let site = facts.functions[function].range.clone();
         for clause in facts.functions[function].recursion_guards.clone() {
             facts.links.push(facts::ExitLink {
                 clause,
-                role: Role::Guard,
+                role: Role::LoopCondition,
                 loop_id,
                 site: facts.clauses[clause].range.clone(),
                 via: None,
@@ -564,7 +565,24 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
 /// returns to the caller, whose loop goes on.
 fn walks_within_a_step(facts: &Facts, loop_id: usize) -> bool {
     let fact = &facts.loops[loop_id];
-    fact.collection && fact.function.is_some_and(|f| facts.step_calls(f).next().is_some())
+    if !fact.collection {
+        return false;
+    }
+    let Some(function) = fact.function else { return false };
+    if facts.step_calls(function).next().is_some() {
+        return true;
+    }
+    // Or a helper of such a step (the loop calls `execute_tool`, which
+    // asks `check_repeats`).
+    let Some(name) = facts.functions[function].name.as_deref() else { return false };
+    facts.calls.iter().filter(|call| call.callee_last == name).any(|call| {
+        facts.functions.iter().enumerate().any(|(caller, fact)| {
+            caller != function
+                && fact.range.start <= call.range.start
+                && call.range.end <= fact.range.end
+                && facts.step_calls(caller).next().is_some()
+        })
+    })
 }
 
 fn judge_links(

@@ -461,3 +461,40 @@ fn a_walk_over_items_in_a_helper_a_loop_calls_ends_the_walk_not_the_loop() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_detector_speaks_only_when_the_loop_leaves_on_what_it_detects() {
+    check(
+        Python,
+        "while True:\n    step = agent.step()\n    if detector.loop_detected:\n        break\n",
+        &[E5],
+    );
+    // Leaving only when no oscillation was found is not a no-progress exit.
+    check(
+        Go,
+        "package a\nfunc run() {\n\tfor {\n\t\tstep := next()\n\t\tif plan.Complete() && !oscillationDetected {\n\t\t\tbreak\n\t\t}\n\t\tact(step)\n\t}\n}\n",
+        &[E1],
+    );
+    // A step that calls itself again when a cycle is found (to retry
+    // without the repeated tool) goes on: not a no-progress exit either.
+    check(
+        TypeScript,
+        "async function runIteration(request: Req): Promise<Out> {\n  const response = await model.create(request);\n  for (const call of response.toolCalls) {\n    checker.register(call);\n    if (checker.cycleFound) {\n      return await runIteration(forbid(request, call));\n    }\n  }\n  return response;\n}\nwhile (!state.answer) {\n  state.answer = (await runIteration(request)).answer;\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_history_fetched_or_handed_to_a_model_is_not_a_repetition_check() {
+    check(Python, "while True:\n    state = step()\n    if state in seen_states:\n        break\n    seen_states.add(state)\n", &[E5]);
+    check(
+        Python,
+        "while True:\n    history = agent.get_conversation_history()\n    while history is None:\n        refresh()\n        history = agent.get_conversation_history()\n    if input('> ') == 'quit':\n        break\n",
+        &[E6],
+    );
+    check(
+        Rust,
+        "fn run() -> Result<String> {\n    for _ in 0..MAX_TURNS {\n        let reply = match provider.chat_with_history(&history).await {\n            Ok(r) => r,\n            Err(e) => return Err(e),\n        };\n        if reply.tool_calls.is_empty() {\n            return Ok(reply.text);\n        }\n    }\n    bail!(\"out of turns\")\n}\n",
+        &[E1, E2],
+    );
+}

@@ -29,10 +29,14 @@
 //! ```
 
 use super::ClauseView;
-use crate::facts::{CallFact, Facts, KwargFact};
+use crate::facts::{CallFact, Facts, KwargFact, Role};
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // Whether the loop leaves when the clause's detector fires: `if stuck:
+    // break`, `while !loopDetected`; not `if done && !oscillationDetected`,
+    // which leaves only when nothing was detected.
+    let leaves_on_detection = (view.role == Role::Guard) != clause.negated;
     // The last actions are all the same (`acts[-1] == acts[-2] ==
     // acts[-3]`, `len(set(last_three)) == 1`).
     if clause.repeats_recent {
@@ -42,7 +46,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (A "stall" moved only when a pass failed, `if [[ ! -s $out ]]; then
     // stall=$((stall+1))`, counts failures: the error threshold's.)
     // (`if detection.stuck` asks a detector whether the loop is stuck.)
-    if view.has("hash") || (view.any(&["stall", "stuck"]) && !view.has("allow") && !view.error_counter) {
+    if view.has("hash")
+        || (view.any(&["stall", "stuck"]) && !view.has("allow") && !view.error_counter && leaves_on_detection)
+    {
         return true;
     }
     // `state in seen`, `visits[state] >= 3`; not the size of a history
@@ -52,17 +58,24 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // history.)
     // (A call handed the history, `check_end(history=self.history)`, asks
     // its own question: the history must be what the clause looks in.)
+    // (The call's name must ask: `seen.has(key)`, `history.get(state)`,
+    // `history.count(call)`, `seen_before(state)`; `chat_with_history()`
+    // talks to a model and `get_conversation_history()` fetches one.)
     let asks_the_history = clause.call_root.as_deref().is_none_or(|root| {
-        crate::words::canonical_words(root)
-            .iter()
-            .any(|w| matches!(w.as_str(), "seen" | "get" | "has" | "contains" | "includes" | "count"))
+        let words = crate::words::canonical_words(root);
+        let asks = |w: &String| matches!(w.as_str(), "has" | "contains" | "includes" | "count");
+        matches!(words.as_slice(), [only] if only == "get")
+            || words.first().is_some_and(|w| asks(w) || w == "seen")
+            || words.last().is_some_and(asks)
     });
     // (`history[-1].get("role") != "user"` asks whose turn it is.)
     let asks_a_kind = view.any(&["role", "type", "kind"]) || view.any_literal(&["role", "type", "kind"]);
+    // (`while history is None` waits for a history to exist at all.)
     if view.has("seen")
         && !asks_a_kind
         && !view.expanded
         && !view.has("len")
+        && !clause.none_literal
         && asks_the_history
         && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
     {
@@ -79,14 +92,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    if view.has("same") || view.has("identical") || view.has("duplicate") {
+    if view.any(&["same", "identical", "duplicate"]) && leaves_on_detection {
         return true;
     }
     // A loop detector (`loop_detected`, `detect_loop()`).
-    if view.has("detect") && view.any(&["loop", "loops", "cycle", "cycles", "repeat"]) {
+    if view.has("detect") && view.any(&["loop", "loops", "cycle", "cycles", "repeat"]) && leaves_on_detection
+    {
         return true;
     }
-    if view.any(&["cycle", "cycles"]) && view.any(&["found", "detect"]) {
+    if view.any(&["cycle", "cycles"]) && view.any(&["found", "detect"]) && leaves_on_detection {
         return true;
     }
     // The state compared with its previous value.
