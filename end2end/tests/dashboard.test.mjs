@@ -249,6 +249,55 @@ describe("loops dashboard", () => {
     });
   }
 
+  // The issue's `.loop/` journal, as `fixedpoint push` sends it: each
+  // missing check a blocking finding, the ratchet after each iteration.
+  const missing = (...checks) =>
+    checks.map((check) => ({ target: { id: `test:${check}` }, severity: "blocking", criterion: "verify", message: `${check} missing` }));
+  const CLIMBER = [
+    { state: "i1", findings: missing("audit", "push", "import"), ratchet: { value: 6, best: 6, stall_count: 0 } },
+    { state: "i2", findings: missing("push", "import"), ratchet: { value: 7, best: 7, stall_count: 0 } },
+    { state: "i3", findings: missing("push", "import"), ratchet: { value: 8, best: 8, stall_count: 0 } },
+    { state: "i4", findings: missing("push", "import"), ratchet: { value: 9, best: 9, stall_count: 0 } },
+  ];
+
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    test(`a loop whose ratchet moves is never shown as a stall, at ${width} px`, async () => {
+      if (width === 1280) {
+        for (const [index, body] of CLIMBER.entries()) {
+          const response = await post("climber", { round: index + 1, ...body });
+          assert.equal(response.status, 200, await response.text());
+        }
+      }
+      const page = await open(width, height);
+      const errors = watchErrors(page);
+      await visit(page, `${server.base}/loops/climber`);
+      assert.equal(await page.getByTestId("diagnosis").getAttribute("data-diagnosis"), "converging");
+      assert.match(
+        await page.getByTestId("diagnosis-headline").innerText(),
+        /^Converging: the ratchet 7 → 9 for 2 rounds, 2 blocking findings to go$/,
+      );
+      // The chart draws the ratchet in a lane of its own and marks the
+      // rounds that moved it; none of them is drawn as a stall.
+      const chart = page.getByTestId("chart");
+      assert.match(await chart.locator("svg").innerHTML(), /ratchet: the one number the loop must move/);
+      assert.equal(await chart.locator("title", { hasText: /: ratcheting, the ratchet moved$/ }).count(), 2);
+      assert.equal(await chart.locator("title", { hasText: /: stalled$/ }).count(), 0);
+      assert.equal(await chart.locator("title", { hasText: /: ratchet \d+$/ }).count(), 4);
+      const lane = await chart.locator("text", { hasText: "ratchet: the one number" }).boundingBox();
+      assert.ok(lane && lane.height >= 11, `the lane's title is readable at ${width} px (${lane?.height})`);
+      // A round opens with its ratchet.
+      await visit(page, `${server.base}/loops/climber?round=3`);
+      assert.match(await page.getByTestId("round-detail").getByRole("heading").first().innerText(), /^Round 3: ratcheting$/);
+      assert.equal(await page.getByTestId("round-ratchet").innerText(), "8 (best 8, 0 rounds without a move)");
+      await page.screenshot({ path: join(SHOTS, `dashboard-climber-${width}.png`), fullPage: width === 1280 });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+      assert.equal(overflow, false, `no horizontal scroll at ${width} px`);
+      await axe(page, `/loops/climber at ${width}`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
   test("the list follows new rounds without a reload", async () => {
     const page = await open(1280, 900);
     const errors = watchErrors(page);

@@ -7,7 +7,8 @@
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
 use app::pages::diagnosis::{GlanceRound, RunGlance};
 use app::pages::loops::{
-    ChartBar, DiffView, FindingRow, LoopRow, LoopView, LoopsView, RoundDetail, RoundRow, RunRow, TeamLoops,
+    ChartBar, DiffView, FindingRow, LoopRow, LoopView, LoopsView, RatchetView, RoundDetail, RoundRow, RunRow,
+    TeamLoops,
 };
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
@@ -192,6 +193,7 @@ fn glance_of(
                 period: row.period,
                 blocking: row.blocking,
                 error: row.error,
+                ratchet: row.ratchet,
             })
             .collect(),
         more_before: glance.more_before,
@@ -291,6 +293,7 @@ async fn loop_view_of(
                     class: point.class.as_str().to_string(),
                     repeats: point.repeats,
                     period: point.period,
+                    ratchet: point.ratchet,
                 })
                 .collect(),
             None => Vec::new(),
@@ -331,6 +334,7 @@ async fn loop_view_of(
                             failed: call.failed,
                         })
                         .collect(),
+                    ratchet: round.ratchet.map(ratchet_view),
                 }
             })
             .collect();
@@ -430,7 +434,12 @@ fn round_detail(round: &crate::loops::HistoryRound) -> RoundDetail {
         error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
         stop: round.operator.stop,
         steer: round.operator.steer.clone(),
+        ratchet: round.ratchet.map(ratchet_view),
     }
+}
+
+fn ratchet_view(ratchet: crate::convergence::Ratchet) -> RatchetView {
+    RatchetView { value: ratchet.value, best: ratchet.best, stall_count: ratchet.stall_count }
 }
 
 fn severity_word(severity: crate::convergence::Severity) -> &'static str {

@@ -11,8 +11,8 @@ use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::{Finding, RoundReport};
 use super::LoopsError;
 use crate::convergence::{
-    classify_next, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, PreviousRound, RunMemory, Severity,
-    Target,
+    classify_next, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, PreviousRound, Ratchet, RunMemory,
+    Severity, Target,
 };
 use crate::store::{now_millis, Backend, Store, StoreError};
 
@@ -132,14 +132,15 @@ fn upsert_loop_sql(run_condition: Option<&str>, by_token: bool) -> String {
     )
 }
 
-/// A stored round: 27 arguments, see `store_round`.
+/// A stored round: 30 arguments, see `store_round`.
 const INSERT_ROUND: &str =
     "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
      spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
      consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-     created_at, finding_keys, source, tool_calls) \
+     created_at, finding_keys, source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count) \
      VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
-     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)";
+     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, \
+     CAST($28 AS DOUBLE PRECISION), CAST($29 AS DOUBLE PRECISION), $30)";
 
 /// [`INSERT_ROUND`] giving back the round's id (built once, not per round).
 static INSERT_ROUND_RETURNING_ID: LazyLock<String> = LazyLock::new(|| format!("{INSERT_ROUND} RETURNING id"));
@@ -530,6 +531,10 @@ pub(crate) async fn store_round(
         report.source.as_str(),
         (!report.tool_calls.is_empty())
             .then(|| serde_json::to_string(&report.tool_calls).unwrap_or_else(|_| "[]".to_string())),
+        // Amounts as text, as above.
+        report.ratchet.map(|ratchet| ratchet.value.to_string()),
+        report.ratchet.and_then(|ratchet| ratchet.best).map(|best| best.to_string()),
+        report.ratchet.and_then(|ratchet| ratchet.stall_count).map(i64::from),
     ];
 
     // An alert when the loop enters a bad state (not on every round it
@@ -664,14 +669,31 @@ async fn load_memory(
     let round = i64::from(report.round);
     let previous = db
         .optional(
-            "SELECT id, round, state_digest, finding_keys, consecutive FROM rounds \
-             WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+            "SELECT id, round, state_digest, finding_keys, consecutive, ratchet_value, ratchet_best, \
+             ratchet_stall_count FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
             args![run.id, round],
-            |row| Ok((row.req_int(0)?, row.req_int(1)?, row.req_text(2)?, row.text(3)?, row.req_int(4)?)),
+            |row| {
+                let ratchet = match row.real(5)? {
+                    Some(value) => Some(Ratchet {
+                        value,
+                        best: row.real(6)?,
+                        stall_count: row.int(7)?.and_then(|count| u32::try_from(count).ok()),
+                    }),
+                    None => None,
+                };
+                Ok((
+                    row.req_int(0)?,
+                    row.req_int(1)?,
+                    row.req_text(2)?,
+                    row.text(3)?,
+                    row.req_int(4)?,
+                    ratchet,
+                ))
+            },
         )
         .await?;
     let previous = match previous {
-        Some((id, number, state, keys, consecutive)) => {
+        Some((id, number, state, keys, consecutive, ratchet)) => {
             let findings = match keys.as_deref().map(serde_json::from_str::<Vec<FindingKey>>) {
                 Some(Ok(findings)) => findings,
                 _ => legacy_finding_keys(db, id).await?,
@@ -681,6 +703,7 @@ async fn load_memory(
                 state,
                 findings,
                 consecutive: u32::try_from(consecutive.max(0)).unwrap_or(u32::MAX),
+                ratchet,
             })
         }
         None => None,

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::LoopsError;
-use crate::convergence::{FindingKey, RoundInput, Severity, Target};
+use crate::convergence::{FindingKey, Ratchet, RoundInput, Severity, Target};
 use crate::stored_text::{self, limits, Rule};
 
 /// Limits on the text fields. They keep one round's row a sensible size; the
@@ -131,6 +131,8 @@ pub struct RoundReport {
     pub source: RoundSource,
     /// The tool calls of a round from traces, in order.
     pub tool_calls: Vec<ToolCall>,
+    /// The loop's ratchet after the round, when it sent one.
+    pub ratchet: Option<Ratchet>,
 }
 
 impl RoundReport {
@@ -205,6 +207,27 @@ impl RoundReport {
             }
             Some(_) => return Err(LoopsError::invalid(Some("error"), "error must be null or an object")),
         };
+        let ratchet = match body.get("ratchet") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(ratchet)) => Some(Ratchet {
+                value: finite_number(ratchet.get("value"), "ratchet.value")?.ok_or_else(|| {
+                    LoopsError::invalid(Some("ratchet.value"), "ratchet.value must be a number")
+                })?,
+                best: finite_number(ratchet.get("best"), "ratchet.best")?,
+                stall_count: match ratchet.get("stall_count") {
+                    None | Some(Value::Null) => None,
+                    Some(value) => {
+                        Some(value.as_u64().and_then(|count| u32::try_from(count).ok()).ok_or_else(|| {
+                            LoopsError::invalid(
+                                Some("ratchet.stall_count"),
+                                "ratchet.stall_count must be a non-negative integer",
+                            )
+                        })?)
+                    }
+                },
+            }),
+            Some(_) => return Err(LoopsError::invalid(Some("ratchet"), "ratchet must be null or an object")),
+        };
         Ok(RoundReport {
             round,
             run,
@@ -216,6 +239,7 @@ impl RoundReport {
             judged: true,
             source: RoundSource::Api,
             tool_calls: Vec::new(),
+            ratchet,
         })
     }
 
@@ -226,6 +250,7 @@ impl RoundReport {
             state: self.state.clone(),
             findings: self.findings.iter().map(|finding| finding.key.clone()).collect(),
             judged: self.judged,
+            ratchet: self.ratchet,
         }
     }
 
@@ -256,10 +281,14 @@ impl RoundReport {
             self.error.as_ref().map(|error| [&error.code, &error.body]),
         ]);
         // An unjudged round (from traces) differs from a judged one with no
-        // findings; judged rounds keep the layout their stored hashes have.
-        if !self.judged {
-            if let Value::Array(parts) = &mut canonical {
+        // findings, and a round with a ratchet from one without; rounds
+        // without these keep the layout their stored hashes have.
+        if let Value::Array(parts) = &mut canonical {
+            if !self.judged {
                 parts.push(Value::String("unjudged".to_string()));
+            }
+            if let Some(ratchet) = &self.ratchet {
+                parts.push(serde_json::json!(["ratchet", ratchet.value, ratchet.best, ratchet.stall_count]));
             }
         }
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
@@ -606,6 +635,19 @@ fn optional_text(
     }
 }
 
+fn finite_number(value: Option<&Value>, field: &str) -> Result<Option<f64>, LoopsError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_f64() {
+            Some(number) if number.is_finite() => Ok(Some(number)),
+            _ => Err(LoopsError::Invalid {
+                field: Some(field.to_string()),
+                message: format!("{field} must be a number"),
+            }),
+        },
+    }
+}
+
 fn non_negative_number(value: Option<&Value>, field: &str) -> Result<Option<f64>, LoopsError> {
     match value {
         None | Some(Value::Null) => Ok(None),
@@ -668,6 +710,18 @@ mod tests {
             (r#"{"round": 1, "state": "a", "exit": "E10"}"#, "exit"),
             (r#"{"round": 1, "state": "a", "error": "boom"}"#, "error"),
             (r#"{"round": 1, "state": "a", "error": {"body": "x"}}"#, "error.code"),
+            (r#"{"round": 1, "state": "a", "ratchet": 5}"#, "ratchet"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"best": 5}}"#, "ratchet.value"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"value": "5"}}"#, "ratchet.value"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "best": true}}"#, "ratchet.best"),
+            (
+                r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "stall_count": -1}}"#,
+                "ratchet.stall_count",
+            ),
+            (
+                r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "stall_count": 1.5}}"#,
+                "ratchet.stall_count",
+            ),
         ];
         for (body, field) in cases {
             let (got, message) = refusal(body);
@@ -710,6 +764,17 @@ mod tests {
         assert_eq!(report.exit, ExitId::parse("E5"));
         assert!(report.exit.is_some_and(ExitId::is_detect));
         assert_eq!(report.error.unwrap().body, r#"{"raw":true}"#);
+        assert_eq!(report.ratchet, None);
+        let with_ratchet = RoundReport::from_json(
+            br#"{"round": 3, "state": "b740d1b7", "ratchet": {"value": 43, "best": 43.5, "stall_count": 0}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            with_ratchet.ratchet,
+            Some(Ratchet { value: 43.0, best: Some(43.5), stall_count: Some(0) })
+        );
+        let bare = RoundReport::from_json(br#"{"round": 3, "state": "b740d1b7"}"#).unwrap();
+        assert_ne!(with_ratchet.body_hash(), bare.body_hash(), "the ratchet is part of what a round says");
     }
 
     #[test]

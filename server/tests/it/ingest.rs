@@ -628,7 +628,12 @@ both_backends! {
             for number in 1..=length {
                 let state = format!("s{}", rng.random_range(0..3));
                 let blocking: Vec<&str> = ids.iter().copied().filter(|_| rng.random_bool(0.4)).collect();
-                let body = round(number, &state, &blocking, &[]);
+                let mut body = round(number, &state, &blocking, &[]);
+                // Most rounds carry a ratchet that wanders: the store must
+                // remember the previous one across the restart too.
+                if rng.random_bool(0.7) {
+                    body["ratchet"] = json!({"value": rng.random_range(0..3), "best": 2});
+                }
                 let report = server::loops::RoundReport::from_json(body.to_string().as_bytes()).unwrap();
                 inputs.push(report.engine_input());
                 bodies.push(report);

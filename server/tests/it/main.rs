@@ -23,5 +23,6 @@ mod loop_stream;
 mod mcp;
 mod newsletter;
 mod odd_names;
+mod ratchet;
 mod store_contract;
 mod traces;
