@@ -253,20 +253,31 @@ describe("loops dashboard", () => {
   // missing check a blocking finding, the ratchet after each iteration.
   const missing = (...checks) =>
     checks.map((check) => ({ target: { id: `test:${check}` }, severity: "blocking", criterion: "verify", message: `${check} missing` }));
+  // What each iteration wrote: the fourth is the first with one word
+  // changed, a near repeat (its SimHash within 3 bits) under a new digest.
+  const NOTE =
+    "A loop that only stops at its budget cannot tell that it has finished. Give it a check that compares " +
+    "this pass with the last, and a number that must move, and it can. We keep the last digest of the draft, " +
+    "the blocking findings of the judge and the ratchet, and stop when two passes agree or when the ratchet " +
+    "has not moved for three rounds. The operator can always press STOP, and the loop reads it before the " +
+    "next round begins, so nothing is lost when a person steps in. ";
   const CLIMBER = [
-    { state: "i1", findings: missing("audit", "push", "import"), ratchet: { value: 6, best: 6, stall_count: 0 } },
-    { state: "i2", findings: missing("push", "import"), ratchet: { value: 7, best: 7, stall_count: 0 } },
-    { state: "i3", findings: missing("push", "import"), ratchet: { value: 8, best: 8, stall_count: 0 } },
-    { state: "i4", findings: missing("push", "import"), ratchet: { value: 9, best: 9, stall_count: 0 } },
+    { state: "i1", text: NOTE, findings: missing("audit", "push", "import"), ratchet: { value: 6, best: 6, stall_count: 0 } },
+    { state: "i2", text: "Wired the audit step into the gate.", findings: missing("push", "import"), ratchet: { value: 7, best: 7, stall_count: 0 } },
+    { state: "i3", text: "Pushed half of the rounds, then the token ran out.", findings: missing("push", "import"), ratchet: { value: 8, best: 8, stall_count: 0 } },
+    { state: "i4", text: NOTE.replace("three rounds", "four rounds"), findings: missing("push", "import"), ratchet: { value: 9, best: 9, stall_count: 0 } },
   ];
 
   for (const [width, height] of [[1280, 900], [390, 844]]) {
     test(`a loop whose ratchet moves is never shown as a stall, at ${width} px`, async () => {
       if (width === 1280) {
+        const answers = [];
         for (const [index, body] of CLIMBER.entries()) {
           const response = await post("climber", { round: index + 1, ...body });
-          assert.equal(response.status, 200, await response.text());
+          assert.equal(response.status, 200);
+          answers.push(await response.json());
         }
+        assert.deepEqual(answers.map((a) => a.near_seen_at), [[], [], [], [1]], "round 4 has been here before");
       }
       const page = await open(width, height);
       const errors = watchErrors(page);
@@ -283,6 +294,9 @@ describe("loops dashboard", () => {
       assert.equal(await chart.locator("title", { hasText: /: ratcheting, the ratchet moved$/ }).count(), 2);
       assert.equal(await chart.locator("title", { hasText: /: stalled$/ }).count(), 0);
       assert.equal(await chart.locator("title", { hasText: /: ratchet \d+$/ }).count(), 4);
+      // The near repeat: ringed on the chart, named in its row.
+      assert.equal(await chart.locator("title", { hasText: /^round 4: near repeat of an earlier round$/ }).count(), 1);
+      assert.equal(await page.getByTestId("near-4").innerText(), "round 1");
       const lane = await chart.locator("text", { hasText: "ratchet: the one number" }).boundingBox();
       assert.ok(lane && lane.height >= 11, `the lane's title is readable at ${width} px (${lane?.height})`);
       // A round opens with its ratchet.

@@ -132,6 +132,22 @@ pub struct RoundDetail {
     /// The loop's ratchet after the round, if it sent one.
     #[serde(default)]
     pub ratchet: Option<RatchetView>,
+    /// The earlier rounds whose fingerprint is within a few bits of this
+    /// one's (a near repeat), and the fingerprint.
+    #[serde(default)]
+    pub near_seen_at: Vec<u32>,
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+}
+
+/// "round 3", "rounds 3, 5 and 9".
+pub fn rounds_text(rounds: &[u32]) -> String {
+    let numbers: Vec<String> = rounds.iter().map(u32::to_string).collect();
+    match numbers.as_slice() {
+        [] => String::new(),
+        [one] => format!("round {one}"),
+        [init @ .., last] => format!("rounds {} and {last}", init.join(", ")),
+    }
 }
 
 /// A round's ratchet: the one number the loop must move, as it sent it.
@@ -187,6 +203,9 @@ pub struct ChartBar {
     /// The loop's ratchet after the bar's last round, if it sent one.
     #[serde(default)]
     pub ratchet: Option<f64>,
+    /// Whether a round of the bar was a near repeat of an earlier one.
+    #[serde(default)]
+    pub near: bool,
 }
 
 impl ChartBar {
@@ -222,6 +241,9 @@ pub struct RoundRow {
     /// The loop's ratchet after the round, if it sent one.
     #[serde(default)]
     pub ratchet: Option<RatchetView>,
+    /// The earlier rounds whose fingerprint is near this one's.
+    #[serde(default)]
+    pub near_seen_at: Vec<u32>,
 }
 
 /// One tool call of a traced round.
@@ -466,6 +488,8 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let traced = data.rounds.iter().any(|round| !round.tool_calls.is_empty());
     // Loops that keep a ratchet show it per round.
     let ratcheted = data.rounds.iter().any(|round| round.ratchet.is_some());
+    // And near repeats, when a round had one.
+    let nears = data.rounds.iter().any(|round| !round.near_seen_at.is_empty());
     let round_href = round_link(&data);
     let rows = data
         .rounds
@@ -486,6 +510,9 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <td data-label="Blocking">{round.blocking}</td>
                     {ratcheted.then(|| view! {
                         <td data-label="Ratchet">{round.ratchet.as_ref().map(|ratchet| number(ratchet.value)).unwrap_or_default()}</td>
+                    })}
+                    {nears.then(|| view! {
+                        <td data-label="Near repeat of" data-testid=format!("near-{}", round.round)>{rounds_text(&round.near_seen_at)}</td>
                     })}
                     {traced.then(|| {
                         let calls = round
@@ -586,6 +613,7 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <th scope="col">"Reason"</th>
                     <th scope="col">"Blocking"</th>
                     {ratcheted.then(|| view! { <th scope="col">"Ratchet"</th> })}
+                    {nears.then(|| view! { <th scope="col">"Near repeat of"</th> })}
                     {traced.then(|| view! { <th scope="col">"Tool calls"</th> })}
                     <th scope="col">"Spend"</th>
                     <th scope="col">"Exit"</th>
@@ -754,6 +782,11 @@ fn RoundDetailSection(round: RoundDetail, base: String) -> impl IntoView {
                 <dt>"State"</dt><dd><code>{round.state.clone()}</code></dd>
                 <dt>"Spent"</dt><dd>{spent}</dd>
                 {round.ratchet.as_ref().map(|ratchet| view! { <dt>"Ratchet"</dt><dd data-testid="round-ratchet">{ratchet_text(ratchet)}</dd> })}
+                {round.fingerprint.clone().map(|fingerprint| view! { <dt>"Fingerprint"</dt><dd><code>{fingerprint}</code></dd> })}
+                {(!round.near_seen_at.is_empty()).then(|| view! {
+                    <dt>"Near repeat of"</dt>
+                    <dd data-testid="round-near">{format!("{} (a fingerprint within 3 bits: been here before)", rounds_text(&round.near_seen_at))}</dd>
+                })}
                 {round.exit.clone().map(|exit| view! { <dt>"Exit"</dt><dd>{exit}</dd> })}
                 {(round.stop || round.steer.is_some()).then(|| view! {
                     <dt>"Operator"</dt>
@@ -969,6 +1002,8 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
     // Labels under at most a dozen bars.
     let label_every = bars.len().div_ceil(12).max(1);
     let mut line = Vec::new();
+    // Drawn over the line, after it.
+    let mut near_rings = String::new();
     let mut previous_class: Option<&str> = None;
     for (index, bar) in bars.iter().enumerate() {
         let x = left + step * index as f64 + (step - bar_w) / 2.0;
@@ -1004,6 +1039,12 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
             svg.push_str("</a>");
         }
         line.push(format!("{cx:.1},{:.1}", y(f64::from(bar.blocking))));
+        if bar.near {
+            near_rings.push_str(&format!(
+                r#"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="{INK}" stroke-width="1.5"><title>{rounds}: near repeat of an earlier round</title></circle>"#,
+                y(f64::from(bar.blocking))
+            ));
+        }
         // The class's mark (a cycle's bracket is drawn once per stretch).
         let r = (step * 0.3).clamp(2.5, 5.0);
         match bar.class.as_str() {
@@ -1084,6 +1125,7 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
             line.join(" ")
         ));
     }
+    svg.push_str(&near_rings);
     if let (Some(low), Some(high)) = (
         ratchets.iter().map(|(_, value)| *value).reduce(f64::min),
         ratchets.iter().map(|(_, value)| *value).reduce(f64::max),
@@ -1140,11 +1182,13 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
         }
     }
     svg.push_str(&format!(
-        r##"<g font-size="11"><rect x="{left}" y="3" width="10" height="10" fill="{BLOCKING}"/><text x="{:.0}" y="12">blocking</text><rect x="{:.0}" y="3" width="10" height="10" fill="{OTHER}"/><text x="{:.0}" y="12">warning or info</text><text x="{:.0}" y="12">line: blocking · dashes: class changed</text><circle cx="{:.0}" cy="24" r="4" fill="{INK}"/><text x="{:.0}" y="28">fixed point</text><rect x="{:.0}" y="20" width="8" height="8" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">stalled</text><path d="M{:.0},19 L{:.0},24 L{:.0},29 L{:.0},24 Z" fill="{INK}"/><text x="{:.0}" y="28">thrashing</text><path d="M{:.0},20 L{:.0},28 L{:.0},28 Z" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">regressing</text><path d="M{:.0},29 V21 H{:.0} V29" fill="none" stroke="{INK}" stroke-width="2"/><text x="{:.0}" y="28">cycle</text><path d="M{:.0},29 V19 M{:.0},24 L{:.0},19 L{:.0},24" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">ratchet moved</text></g></svg>"##,
+        r##"<g font-size="11"><rect x="{left}" y="3" width="10" height="10" fill="{BLOCKING}"/><text x="{:.0}" y="12">blocking</text><rect x="{:.0}" y="3" width="10" height="10" fill="{OTHER}"/><text x="{:.0}" y="12">warning or info</text><text x="{:.0}" y="12">line: blocking · dashes: class changed</text><circle cx="{:.0}" cy="8" r="5" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="12">near repeat</text><circle cx="{:.0}" cy="24" r="4" fill="{INK}"/><text x="{:.0}" y="28">fixed point</text><rect x="{:.0}" y="20" width="8" height="8" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">stalled</text><path d="M{:.0},19 L{:.0},24 L{:.0},29 L{:.0},24 Z" fill="{INK}"/><text x="{:.0}" y="28">thrashing</text><path d="M{:.0},20 L{:.0},28 L{:.0},28 Z" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">regressing</text><path d="M{:.0},29 V21 H{:.0} V29" fill="none" stroke="{INK}" stroke-width="2"/><text x="{:.0}" y="28">cycle</text><path d="M{:.0},29 V19 M{:.0},24 L{:.0},19 L{:.0},24" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">ratchet moved</text></g></svg>"##,
         left + 14.0,
         left + 80.0,
         left + 94.0,
         left + 200.0,
+        left + 445.0,
+        left + 453.0,
         left + 4.0,
         left + 12.0,
         left + 90.0,
@@ -1375,6 +1419,7 @@ mod tests {
             error: None,
             tool_calls: Vec::new(),
             ratchet: None,
+            near_seen_at: Vec::new(),
         }
     }
 
@@ -1422,6 +1467,7 @@ mod tests {
                 repeats: u32::from(round.class == "fixed_point"),
                 period: None,
                 ratchet: None,
+                near: false,
             })
             .collect();
         let svg = convergence_chart(&bars, None);
@@ -1446,6 +1492,7 @@ mod tests {
             repeats: 0,
             period,
             ratchet: None,
+            near: false,
         }
     }
 
@@ -1495,6 +1542,18 @@ mod tests {
         let row = RatchetView { value: 7.0, best: Some(7.0), stall_count: Some(1) };
         assert_eq!(ratchet_text(&row), "7 (best 7, 1 round without a move)");
         assert_eq!(ratchet_text(&RatchetView { value: 87.5, best: None, stall_count: None }), "87.5");
+    }
+
+    #[test]
+    fn near_repeats_are_ringed() {
+        let mut bars = vec![bar(1, "first", None), bar(2, "converging", None), bar(3, "converging", None)];
+        bars[2].near = true;
+        let svg = convergence_chart(&bars, None);
+        assert_eq!(svg.matches("<title>round 3: near repeat of an earlier round</title>").count(), 1);
+        assert!(svg.contains(">near repeat</text>"), "the legend names the ring");
+        assert_eq!(rounds_text(&[3]), "round 3");
+        assert_eq!(rounds_text(&[2, 5, 9]), "rounds 2, 5 and 9");
+        assert_eq!(rounds_text(&[]), "");
     }
 
     #[test]

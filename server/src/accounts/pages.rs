@@ -294,6 +294,7 @@ async fn loop_view_of(
                     repeats: point.repeats,
                     period: point.period,
                     ratchet: point.ratchet,
+                    near: point.near,
                 })
                 .collect(),
             None => Vec::new(),
@@ -335,6 +336,7 @@ async fn loop_view_of(
                         })
                         .collect(),
                     ratchet: round.ratchet.map(ratchet_view),
+                    near_seen_at: round.near_seen_at.clone().unwrap_or_default(),
                 }
             })
             .collect();
@@ -435,6 +437,8 @@ fn round_detail(round: &crate::loops::HistoryRound) -> RoundDetail {
         stop: round.operator.stop,
         steer: round.operator.steer.clone(),
         ratchet: round.ratchet.map(ratchet_view),
+        near_seen_at: round.near_seen_at.clone().unwrap_or_default(),
+        fingerprint: round.fingerprint.clone(),
     }
 }
 

@@ -83,6 +83,7 @@
 mod classify;
 mod diff;
 mod finding;
+mod fingerprint;
 mod ratchet;
 mod reason;
 
@@ -95,4 +96,5 @@ pub use classify::{
 };
 pub use diff::{diff_rounds, RoundDiff};
 pub use finding::{FindingKey, Severity, Target, TargetError};
+pub use fingerprint::{Fingerprint, NEAR_BITS};
 pub use ratchet::Ratchet;

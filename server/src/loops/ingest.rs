@@ -11,8 +11,8 @@ use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::{Finding, RoundReport};
 use super::LoopsError;
 use crate::convergence::{
-    classify_next, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, PreviousRound, Ratchet, RunMemory,
-    Severity, Target,
+    classify_next, Advice, Bound, Class, FindingKey, Fingerprint, LoopPolicy, Outcome, PreviousRound,
+    Ratchet, RunMemory, Severity, Target, NEAR_BITS,
 };
 use crate::store::{now_millis, Backend, Store, StoreError};
 
@@ -31,6 +31,11 @@ pub struct RoundAnswer {
     pub class: Class,
     pub outcome: Outcome,
     pub seen_at: Vec<u32>,
+    /// For a round with a fingerprint: the earlier rounds of the run whose
+    /// fingerprint is within [`NEAR_BITS`] bits of its own (at most
+    /// [`MAX_NEAR_SEEN`], the latest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_seen_at: Option<Vec<u32>>,
     pub advice: Advice,
     pub reason: String,
     pub operator: OperatorNote,
@@ -132,15 +137,40 @@ fn upsert_loop_sql(run_condition: Option<&str>, by_token: bool) -> String {
     )
 }
 
-/// A stored round: 30 arguments, see `store_round`.
+/// A stored round: 36 arguments, see `store_round`.
 const INSERT_ROUND: &str =
     "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
      spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
      consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-     created_at, finding_keys, source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count) \
+     created_at, finding_keys, source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count, \
+     fingerprint, fingerprint_q0, fingerprint_q1, fingerprint_q2, fingerprint_q3, near_seen_at) \
      VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
      $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, \
-     CAST($28 AS DOUBLE PRECISION), CAST($29 AS DOUBLE PRECISION), $30)";
+     CAST($28 AS DOUBLE PRECISION), CAST($29 AS DOUBLE PRECISION), $30, $31, $32, $33, $34, $35, $36)";
+
+/// How many earlier rounds sharing each quarter of a fingerprint are read
+/// as near candidates (the latest of them), and how many near rounds an
+/// answer lists at most (the latest): a round's near lookup reads at most
+/// four index ranges of this size, whatever the length of its run.
+pub const NEAR_CANDIDATES: i64 = 100;
+pub const MAX_NEAR_SEEN: usize = 100;
+
+/// The near candidates of a fingerprint: for each of its quarters
+/// (`$2`..`$5`), the latest [`NEAR_CANDIDATES`] (`$7`) earlier rounds
+/// (below `$6`) of the run (`$1`) that share it, by the quarter's index.
+static NEAR_CANDIDATES_SQL: LazyLock<String> = LazyLock::new(|| {
+    (0..4)
+        .map(|quarter| {
+            format!(
+                "SELECT round, fingerprint FROM (SELECT round, fingerprint FROM rounds \
+                 WHERE run_id = $1 AND fingerprint_q{quarter} = ${} AND round < $6 \
+                 ORDER BY round DESC LIMIT $7) AS q{quarter}",
+                quarter + 2
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ")
+});
 
 /// [`INSERT_ROUND`] giving back the round's id (built once, not per round).
 static INSERT_ROUND_RETURNING_ID: LazyLock<String> = LazyLock::new(|| format!("{INSERT_ROUND} RETURNING id"));
@@ -494,6 +524,13 @@ pub(crate) async fn store_round(
         (RUNNING, false)
     };
 
+    // The earlier rounds near this one, for a round with a fingerprint.
+    let near_seen_at = match report.fingerprint {
+        Some(_) if run.last_round == 0 => Some(Vec::new()),
+        Some(fingerprint) => Some(near_rounds(db, &run, report.round, fingerprint).await?),
+        None => None,
+    };
+    let quarters = report.fingerprint.map(Fingerprint::quarters);
     let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
     let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
     let round_args = args![
@@ -535,6 +572,12 @@ pub(crate) async fn store_round(
         report.ratchet.map(|ratchet| ratchet.value.to_string()),
         report.ratchet.and_then(|ratchet| ratchet.best).map(|best| best.to_string()),
         report.ratchet.and_then(|ratchet| ratchet.stall_count).map(i64::from),
+        report.fingerprint.map(Fingerprint::stored),
+        quarters.map(|quarters| quarters[0]),
+        quarters.map(|quarters| quarters[1]),
+        quarters.map(|quarters| quarters[2]),
+        quarters.map(|quarters| quarters[3]),
+        near_seen_at.as_ref().map(|near| serde_json::to_string(near).unwrap_or_else(|_| "[]".to_string())),
     ];
 
     // An alert when the loop enters a bad state (not on every round it
@@ -629,6 +672,7 @@ pub(crate) async fn store_round(
         class: classification.class,
         outcome: classification.outcome,
         seen_at: classification.seen_at,
+        near_seen_at,
         advice: classification.advice,
         reason: classification.reason,
         operator,
@@ -718,6 +762,34 @@ async fn load_memory(
     Ok(RunMemory { previous, seen_at })
 }
 
+/// The earlier rounds of the run whose fingerprint is within
+/// [`NEAR_BITS`] bits of `fingerprint`, ascending, at most
+/// [`MAX_NEAR_SEEN`] (the latest). Two fingerprints that near share one of
+/// their four 16-bit quarters, so the candidates are read by the quarters'
+/// indexes ([`NEAR_CANDIDATES`] each) and then measured here.
+async fn near_rounds(
+    db: &mut impl RoundDb,
+    run: &RunRow,
+    round: u32,
+    fingerprint: Fingerprint,
+) -> Result<Vec<u32>, StoreError> {
+    let [q0, q1, q2, q3] = fingerprint.quarters();
+    let candidates = db
+        .rows(&NEAR_CANDIDATES_SQL, args![run.id, q0, q1, q2, q3, i64::from(round), NEAR_CANDIDATES], |row| {
+            Ok((line_number(row.req_int(0)?), Fingerprint::from_stored(row.req_int(1)?)))
+        })
+        .await?;
+    let mut near: Vec<u32> = candidates
+        .into_iter()
+        .filter(|(_, candidate)| candidate.distance(fingerprint) <= NEAR_BITS)
+        .map(|(round, _)| round)
+        .collect();
+    near.sort_unstable();
+    near.dedup();
+    let keep_from = near.len().saturating_sub(MAX_NEAR_SEEN);
+    Ok(near.split_off(keep_from))
+}
+
 /// The finding keys of a round stored before its `finding_keys` column.
 async fn legacy_finding_keys(db: &mut impl RoundDb, round_id: i64) -> Result<Vec<FindingKey>, StoreError> {
     let rows = db
@@ -747,10 +819,10 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
             run.id
         ))))
     };
-    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer) = db
-        .one(
+    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer, near) =
+        db.one(
             "SELECT class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, \
-             operator_stop, operator_steer FROM rounds WHERE run_id = $1 AND round = $2",
+             operator_stop, operator_steer, near_seen_at FROM rounds WHERE run_id = $1 AND round = $2",
             args![run.id, i64::from(round)],
             |row| {
                 Ok((
@@ -764,6 +836,7 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
                     row.int(7)?,
                     row.req_int(8)?,
                     row.text(9)?,
+                    row.text(10)?,
                 ))
             },
         )
@@ -773,6 +846,9 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
         class: class.parse().map_err(|_| corrupt("class"))?,
         outcome: outcome.parse().map_err(|_| corrupt("outcome"))?,
         seen_at: serde_json::from_str(&seen_at).map_err(|_| corrupt("seen_at"))?,
+        near_seen_at: near
+            .map(|near| serde_json::from_str(&near).map_err(|_| corrupt("near_seen_at")))
+            .transpose()?,
         advice: advice.parse().map_err(|_| corrupt("advice"))?,
         reason,
         operator: OperatorNote { stop: stop != 0, steer },

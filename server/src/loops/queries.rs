@@ -9,7 +9,7 @@ use super::ingest::{begin_write, severity_from_column, target_from_columns, Oper
 use super::run_state::{self, BLOCKED, RUNNING};
 use super::wire::{Blocked, Heartbeat, RoundError, RoundSource, Spent, ToolCall};
 use super::LoopsError;
-use crate::convergence::{Advice, Class, FindingKey, Outcome, Ratchet};
+use crate::convergence::{Advice, Class, FindingKey, Fingerprint, Outcome, Ratchet};
 use crate::store::{now_millis, Store};
 
 /// The most rounds one history request returns: a long run is read a page
@@ -58,6 +58,10 @@ pub struct ChartPoint {
     /// The loop's ratchet after the point's last round, if it sent one.
     #[serde(default)]
     pub ratchet: Option<f64>,
+    /// Whether a round of the point was a near repeat (its fingerprint
+    /// within a few bits of an earlier round's).
+    #[serde(default)]
+    pub near: bool,
 }
 
 /// How many points a run's chart has at most.
@@ -116,6 +120,12 @@ pub struct HistoryRound {
     /// The loop's ratchet after the round, as it sent it.
     #[serde(default)]
     pub ratchet: Option<Ratchet>,
+    /// The round's fingerprint (16 hex digits), if it had one.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    /// For a round with a fingerprint: the earlier rounds near it.
+    #[serde(default)]
+    pub near_seen_at: Option<Vec<u32>>,
 }
 
 /// `GET .../rounds`: one run of a loop and a page of its rounds.
@@ -329,8 +339,10 @@ impl Store {
         run: &str,
     ) -> Result<Vec<ChartPoint>, LoopsError> {
         let loop_id = self.existing_loop(team_id, loop_name).await?;
-        let rows: Vec<(i64, String, i64, i64, Option<i64>, Option<f64>)> = sqlx::query_as(
-            "SELECT r.round, r.class, r.blocking_count, r.finding_count, r.period, r.ratchet_value FROM rounds r \
+        #[allow(clippy::type_complexity)]
+        let rows: Vec<(i64, String, i64, i64, Option<i64>, Option<f64>, i64)> = sqlx::query_as(
+            "SELECT r.round, r.class, r.blocking_count, r.finding_count, r.period, r.ratchet_value, \
+             CAST(CASE WHEN r.near_seen_at IS NULL OR r.near_seen_at = '[]' THEN 0 ELSE 1 END AS BIGINT) FROM rounds r \
              JOIN runs ON runs.id = r.run_id WHERE runs.loop_id = $1 AND runs.run_key = $2 ORDER BY r.round",
         )
         .bind(loop_id)
@@ -339,7 +351,7 @@ impl Store {
         .await?;
         let points: Vec<ChartPoint> = rows
             .into_iter()
-            .filter_map(|(round, class, blocking, all, period, ratchet)| {
+            .filter_map(|(round, class, blocking, all, period, ratchet, near)| {
                 let class: Class = class.parse().ok()?;
                 Some(ChartPoint {
                     first_round: to_u32(round),
@@ -350,6 +362,7 @@ impl Store {
                     class,
                     period: period.map(to_u32),
                     ratchet,
+                    near: near != 0,
                 })
             })
             .collect();
@@ -536,9 +549,12 @@ impl Store {
             Option<f64>,
             Option<f64>,
             Option<i64>,
+            Option<i64>,
+            Option<String>,
         )> = sqlx::query_as(
                 "SELECT id, spent_seconds, exit, error_code, error_body, operator_stop, operator_steer, created_at, \
-                 source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count FROM rounds \
+                 source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count, fingerprint, near_seen_at \
+                 FROM rounds \
                  WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
             )
             .bind(run_id)
@@ -602,6 +618,8 @@ impl Store {
                 ratchet_value,
                 ratchet_best,
                 ratchet_stall_count,
+                fingerprint,
+                near_seen_at,
             ) = extras.remove(&id).ok_or_else(|| unreadable("row"))?;
             rounds.push(HistoryRound {
                 round: to_u32(round),
@@ -635,6 +653,11 @@ impl Store {
                     best: ratchet_best,
                     stall_count: ratchet_stall_count.map(to_u32),
                 }),
+                fingerprint: fingerprint.map(|stored| Fingerprint::from_stored(stored).hex()),
+                near_seen_at: match near_seen_at {
+                    Some(text) => Some(serde_json::from_str(&text).map_err(|_| unreadable("near_seen_at"))?),
+                    None => None,
+                },
             });
         }
         Ok(rounds)
@@ -971,6 +994,7 @@ pub fn bucket_chart(points: Vec<ChartPoint>, width: usize) -> Vec<ChartPoint> {
             for point in &chunk[1..] {
                 bucket.last_round = point.last_round;
                 bucket.ratchet = point.ratchet.or(bucket.ratchet);
+                bucket.near |= point.near;
                 bucket.blocking = bucket.blocking.max(point.blocking);
                 bucket.other = bucket.other.max(point.other);
                 bucket.repeats += point.repeats;

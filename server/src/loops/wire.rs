@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::LoopsError;
-use crate::convergence::{FindingKey, Ratchet, RoundInput, Severity, Target};
+use crate::convergence::{FindingKey, Fingerprint, Ratchet, RoundInput, Severity, Target};
 use crate::stored_text::{self, limits, Rule};
 
 /// Limits on the text fields. They keep one round's row a sensible size; the
@@ -24,6 +24,10 @@ const MAX_TARGET_CHARS: usize = 1024;
 const MAX_ERROR_CODE_CHARS: usize = 256;
 const MAX_BLOCKED_REASON_CHARS: usize = 64;
 const MAX_BLOCKED_SUBJECT_CHARS: usize = 512;
+/// The most bytes of `text` a round may send to be fingerprinted: the
+/// SimHash hashes every 4-character shingle of it in the request's task,
+/// and the text is never kept.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// One of the taxonomy's exits, E1 to E8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -133,6 +137,9 @@ pub struct RoundReport {
     pub tool_calls: Vec<ToolCall>,
     /// The loop's ratchet after the round, when it sent one.
     pub ratchet: Option<Ratchet>,
+    /// The SimHash of what was judged: as sent, or computed from the
+    /// round's `text`, which is dropped once read.
+    pub fingerprint: Option<Fingerprint>,
 }
 
 impl RoundReport {
@@ -228,6 +235,7 @@ impl RoundReport {
             }),
             Some(_) => return Err(LoopsError::invalid(Some("ratchet"), "ratchet must be null or an object")),
         };
+        let fingerprint = fingerprint(&body)?;
         Ok(RoundReport {
             round,
             run,
@@ -240,6 +248,7 @@ impl RoundReport {
             source: RoundSource::Api,
             tool_calls: Vec::new(),
             ratchet,
+            fingerprint,
         })
     }
 
@@ -290,8 +299,48 @@ impl RoundReport {
             if let Some(ratchet) = &self.ratchet {
                 parts.push(serde_json::json!(["ratchet", ratchet.value, ratchet.best, ratchet.stall_count]));
             }
+            // The fingerprint, whether sent or computed from a text: the
+            // text itself is not kept, not even in this digest.
+            if let Some(fingerprint) = self.fingerprint {
+                parts.push(serde_json::json!(["fingerprint", fingerprint.hex()]));
+            }
         }
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+    }
+}
+
+/// A round's fingerprint: `fingerprint` as sent (16 hex digits), or the
+/// SimHash of `text`; when both come they must agree.
+fn fingerprint(body: &Map<String, Value>) -> Result<Option<Fingerprint>, LoopsError> {
+    let sent = match body.get("fingerprint") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.as_str().and_then(Fingerprint::parse_hex).ok_or_else(|| {
+            LoopsError::invalid(Some("fingerprint"), "fingerprint must be 16 hex digits (a 64-bit SimHash)")
+        })?),
+    };
+    let computed = match body.get("text") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) if text.len() <= MAX_TEXT_BYTES => Some(Fingerprint::of_text(text)),
+        Some(Value::String(_)) => {
+            return Err(LoopsError::invalid(
+                Some("text"),
+                format!(
+                    "text must be at most {MAX_TEXT_BYTES} bytes of UTF-8 (send its fingerprint instead)"
+                ),
+            ))
+        }
+        Some(_) => return Err(LoopsError::invalid(Some("text"), "text must be a string")),
+    };
+    match (sent, computed) {
+        (Some(sent), Some(computed)) if sent != computed => Err(LoopsError::invalid(
+            Some("fingerprint"),
+            format!(
+                "fingerprint {} is not the SimHash of text ({}): send one of them, or both agreeing",
+                sent.hex(),
+                computed.hex()
+            ),
+        )),
+        (sent, computed) => Ok(sent.or(computed)),
     }
 }
 
@@ -722,6 +771,14 @@ mod tests {
                 r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "stall_count": 1.5}}"#,
                 "ratchet.stall_count",
             ),
+            (r#"{"round": 1, "state": "a", "fingerprint": "9f3a0c"}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "fingerprint": "9f3a0c00000000zz"}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "fingerprint": 12}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "text": ["draft"]}"#, "text"),
+            (
+                r#"{"round": 1, "state": "a", "text": "draft", "fingerprint": "0000000000000000"}"#,
+                "fingerprint",
+            ),
         ];
         for (body, field) in cases {
             let (got, message) = refusal(body);
@@ -775,6 +832,36 @@ mod tests {
         );
         let bare = RoundReport::from_json(br#"{"round": 3, "state": "b740d1b7"}"#).unwrap();
         assert_ne!(with_ratchet.body_hash(), bare.body_hash(), "the ratchet is part of what a round says");
+    }
+
+    #[test]
+    fn a_text_becomes_its_fingerprint_and_is_not_kept() {
+        let text = "The loop stops when the tests pass.";
+        let from_text = RoundReport::from_json(
+            serde_json::json!({"round": 1, "state": "a", "text": text}).to_string().as_bytes(),
+        )
+        .unwrap();
+        let expected = Fingerprint::of_text(text);
+        assert_eq!(from_text.fingerprint, Some(expected));
+        assert!(!format!("{from_text:?}").contains("tests pass"), "the text is dropped once read");
+        // Sending the fingerprint, or both agreeing, is the same round.
+        let sent =
+            serde_json::json!({"round": 1, "state": "a", "fingerprint": expected.hex().to_uppercase()});
+        let sent = RoundReport::from_json(sent.to_string().as_bytes()).unwrap();
+        assert_eq!(sent.body_hash(), from_text.body_hash());
+        let both = serde_json::json!({"round": 1, "state": "a", "text": text, "fingerprint": expected.hex()});
+        assert_eq!(RoundReport::from_json(both.to_string().as_bytes()).unwrap().fingerprint, Some(expected));
+        let plain = RoundReport::from_json(br#"{"round": 1, "state": "a"}"#).unwrap();
+        assert_ne!(plain.body_hash(), sent.body_hash());
+        // A text larger than the cap is refused, naming it.
+        let large = serde_json::json!({"round": 1, "state": "a", "text": "x".repeat(MAX_TEXT_BYTES + 1)});
+        match RoundReport::from_json(large.to_string().as_bytes()) {
+            Err(LoopsError::Invalid { field, message }) => {
+                assert_eq!(field.as_deref(), Some("text"));
+                assert!(message.contains("at most 65536 bytes"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod ingest_cli;
 mod ingest_live;
 mod loop_stream;
 mod mcp;
+mod near_repeats;
 mod newsletter;
 mod odd_names;
 mod ratchet;
