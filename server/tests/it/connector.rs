@@ -7,8 +7,9 @@ use std::time::Duration;
 use crate::support::TestDb;
 use server::config::Config;
 use server::connector::{self, ConnectorError, PushOptions};
+use server::site;
 use server::store::Store;
-use server::web::{self, AppState};
+use server::web::AppState;
 use tokio::net::TcpListener;
 
 /// Starts the whole site on an ephemeral port and returns its base URL.
@@ -17,7 +18,7 @@ async fn start_server(db: &TestDb) -> String {
     let addr = listener.local_addr().unwrap();
     let url = db.url.clone();
     let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| url.clone())).unwrap();
-    let app = web::router(AppState::new(config, db.store.clone()));
+    let app = site::router(AppState::new(config, db.store.clone()));
     tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });

@@ -8,8 +8,9 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::config::Config;
 use server::loops::{sweep_lost_runs, LoopSettings};
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 use tower::ServiceExt;
 
 struct Harness {
@@ -28,7 +29,7 @@ fn app_with(db: &TestDb, max_bytes: Option<&str>) -> axum::Router {
         _ => None,
     })
     .unwrap();
-    web::router(AppState::new(config, db.store.clone()))
+    site::router(AppState::new(config, db.store.clone()))
 }
 
 async fn harness(db: TestDb) -> Harness {

@@ -16,6 +16,7 @@ mod delivery;
 mod error_bodies;
 mod hostile_text;
 mod http_shell;
+mod import_graph;
 mod ingest;
 mod ingest_cli;
 mod ingest_live;
