@@ -214,9 +214,13 @@ describe("loops dashboard", () => {
           await page.screenshot({ path: join(SHOTS, `dashboard-${loop}-${width}.png`) });
         }
         if (loop === "stuck") {
-          // On a phone each round is a card whose cells say what they are.
+          // On a phone each round is a compact card whose cells say what
+          // they are, so 30 rounds are a few screens.
           const cardLike = await page.getByTestId("rounds").locator("tbody tr").first().evaluate((tr) => getComputedStyle(tr).display);
-          assert.equal(cardLike, width < 640 ? "block" : "table-row", `rounds at ${width} px`);
+          assert.equal(cardLike, width < 640 ? "flex" : "table-row", `rounds at ${width} px`);
+          const tall = await page.evaluate(() => document.documentElement.scrollHeight);
+          console.log(`# the stuck loop's page (30 rounds) at ${width} px: ${tall} px tall`);
+          if (width < 640) assert.ok(tall < 7000, `the page of 30 rounds is ${tall} px tall at ${width} px`);
           await page.screenshot({ path: join(SHOTS, `dashboard-stuck-full-${width}.png`), fullPage: true });
         }
       }

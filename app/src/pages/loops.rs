@@ -509,10 +509,10 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <td data-label="Reason">{round.reason.clone()}</td>
                     <td data-label="Blocking">{round.blocking}</td>
                     {ratcheted.then(|| view! {
-                        <td data-label="Ratchet">{round.ratchet.as_ref().map(|ratchet| number(ratchet.value)).unwrap_or_default()}</td>
+                        <td data-label="Ratchet" class:blank=round.ratchet.is_none()>{round.ratchet.as_ref().map(|ratchet| number(ratchet.value)).unwrap_or_default()}</td>
                     })}
                     {nears.then(|| view! {
-                        <td data-label="Near repeat of" data-testid=format!("near-{}", round.round)>{rounds_text(&round.near_seen_at)}</td>
+                        <td data-label="Near repeat of" data-testid=format!("near-{}", round.round) class:blank=round.near_seen_at.is_empty()>{rounds_text(&round.near_seen_at)}</td>
                     })}
                     {traced.then(|| {
                         let calls = round
@@ -533,9 +533,9 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                             .collect_view();
                         view! { <td data-label="Tool calls"><ul class="tool-calls" data-testid="tool-calls">{calls}</ul></td> }
                     })}
-                    <td data-label="Spend">{spend_text(round)}</td>
-                    <td data-label="Exit">{round.exit.clone().unwrap_or_default()}</td>
-                    <td>
+                    <td data-label="Spend" class:blank=spend_text(round).is_empty()>{spend_text(round)}</td>
+                    <td data-label="Exit" class:blank=round.exit.is_none()>{round.exit.clone().unwrap_or_default()}</td>
+                    <td class:blank=round.error.is_none()>
                         {round.error.clone().map(|error| {
                             view! {
                                 <details>
