@@ -89,18 +89,20 @@ cp -p style/main.css "$pkg/fixedpoint.css"
 cp -p auditor/wasm/audit-worker.js "$pkg/audit-worker.js"
 # Precompressed copies, served in place of compressing on every request:
 # brotli (quality 11) is about a quarter smaller than gzip on the grammars.
-# A file whose copies are newer than itself is not compressed again.
+# A file whose gzip copy holds its very bytes is not compressed again (by
+# content, not by time: a copy newer than its file can hold another
+# content, after a checkout of an older file or a target directory copied
+# from another checkout, and would then be served in its place).
 log "precompressing the bundle (brotli and gzip)"
 node -e '
   const zlib = require("zlib"), fs = require("fs"), path = require("path");
   const dir = process.argv[1];
-  const mtime = (f) => { try { return fs.statSync(f).mtimeMs; } catch { return -1; } };
+  const holds = (copy, data) => { try { return zlib.gunzipSync(fs.readFileSync(copy)).equals(data); } catch { return false; } };
   for (const name of fs.readdirSync(dir)) {
     if (!/\.(wasm|js|css)$/.test(name)) continue;
     const file = path.join(dir, name);
-    const made = mtime(file);
-    if (mtime(file + ".br") >= made && mtime(file + ".gz") >= made) continue;
     const data = fs.readFileSync(file);
+    if (fs.existsSync(file + ".br") && holds(file + ".gz", data)) continue;
     fs.writeFileSync(file + ".br", zlib.brotliCompressSync(data, { params: {
       [zlib.constants.BROTLI_PARAM_QUALITY]: 11, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: data.length } }));
     fs.writeFileSync(file + ".gz", zlib.gzipSync(data, { level: 9 }));

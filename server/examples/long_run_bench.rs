@@ -26,8 +26,9 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::accounts::TeamRole;
 use server::config::Config;
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 use tower::ServiceExt;
 
 // The allocator of the `fixedpoint` binary.
@@ -93,7 +94,7 @@ async fn bench(url: &str, rounds: u32) -> anyhow::Result<Measured> {
     let token = store.create_loop_token(&team, "bench").await?.secret;
     let database_url = url.to_string();
     let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| database_url.clone()))?;
-    let app = web::router(AppState::new(config, store.clone()));
+    let app = site::router(AppState::new(config, store.clone()));
 
     let mut draw = Draw(0x9e37_79b9_7f4a_7c15);
     let (early_range, late_range) = ((100, 1_000), (rounds.saturating_sub(1_000), rounds));

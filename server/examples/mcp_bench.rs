@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use server::config::Config;
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 
 #[path = "../../auditor/benches/common/mod.rs"]
 mod common;
@@ -62,7 +63,7 @@ async fn main() -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let service =
-        web::router(AppState::new(config, store)).into_make_service_with_connect_info::<SocketAddr>();
+        site::router(AppState::new(config, store)).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move { axum::serve(listener, service).await });
 
     let source = common::generated(auditor::Language::Python);

@@ -34,8 +34,9 @@ use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span};
 use prost::Message as _;
 use serde_json::json;
 use server::config::Config;
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 use tower::ServiceExt;
 
 // The allocator of the `fixedpoint` binary.
@@ -169,7 +170,7 @@ async fn router(store: &Store, url: &str) -> anyhow::Result<(axum::Router, Strin
         "FIXEDPOINT_TRACES_SETTLE_MS" => Some("0".to_string()),
         _ => None,
     })?;
-    Ok((web::router(AppState::new(config, store.clone())), token))
+    Ok((site::router(AppState::new(config, store.clone())), token))
 }
 
 /// Spans and rounds per second through `/v1/traces`.

@@ -10,8 +10,10 @@ use clap::{Parser, Subcommand};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
+use crate::site;
 use crate::store::Store;
-use crate::web::{self, AppState};
+use crate::web;
+use crate::web::AppState;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -259,7 +261,7 @@ async fn serve() -> anyhow::Result<()> {
     };
     // The peer address reaches handlers for per-client rate limits.
     let stylesheet = state.bundle.stylesheet();
-    let service = web::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    let service = site::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
     // TCP_NODELAY, and hyper's own bare refusals (414, a request line it
     // cannot read) given a body as the router's are.
     let listener = web::listener::site_listener(listener, &stylesheet);

@@ -31,6 +31,9 @@ pub struct GlanceRound {
     pub blocking: u32,
     /// The round's error code, if it reported an error.
     pub error: Option<String>,
+    /// The loop's ratchet after the round, if it sent one.
+    #[serde(default)]
+    pub ratchet: Option<f64>,
 }
 
 /// How a diagnosis reads at a glance: its colour on the page.
@@ -100,6 +103,15 @@ fn plural(n: u32, one: &str, many: &str) -> String {
         format!("1 {one}")
     } else {
         format!("{n} {many}")
+    }
+}
+
+/// A number as a person writes it: whole numbers without a decimal point.
+pub fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
     }
 }
 
@@ -265,6 +277,23 @@ pub fn diagnose(state: Option<&str>, exit: Option<&str>, glance: &RunGlance) -> 
                     4,
                 )
             }
+            "ratcheting" => {
+                // The ratchet moved while the blocking findings stood: from
+                // the round before the streak, when it was read.
+                let len = glance.recent.len();
+                let start =
+                    glance.recent[len.checked_sub(run_streak + 1).unwrap_or(len - run_streak)].ratchet;
+                let moved = match (start, last.ratchet) {
+                    (Some(start), Some(now)) => format!("the ratchet {} → {}", number(start), number(now)),
+                    _ => "the ratchet moving".into(),
+                };
+                (
+                    Tone::Good,
+                    "converging",
+                    format!("Converging: {moved} {}, {blocking_left} to go", for_rounds(run_streak, glance)),
+                    4,
+                )
+            }
             "done" => (Tone::Good, "done", format!("Done: no blocking findings at round {}", last.round), 7),
             "first" => (Tone::Quiet, "started", format!("First round: {blocking_left}"), 4),
             "acting" => {
@@ -329,6 +358,7 @@ mod tests {
                 period: (*class == "cycle").then_some(2),
                 blocking: *blocking,
                 error: None,
+                ratchet: None,
             })
             .collect()
     }
@@ -393,6 +423,22 @@ mod tests {
             diagnose(Some("running"), None, &g).headline,
             "Converging: blocking findings 5 → 2 for 2 rounds"
         );
+    }
+
+    #[test]
+    fn a_moving_ratchet_reads_as_converging() {
+        let mut g = glance(&[
+            ("a", "first", 3),
+            ("b", "converging", 2),
+            ("c", "ratcheting", 2),
+            ("d", "ratcheting", 2),
+        ]);
+        for (round, value) in g.recent.iter_mut().zip([5.0, 6.0, 7.0, 8.5]) {
+            round.ratchet = Some(value);
+        }
+        let d = diagnose(Some("running"), None, &g);
+        assert_eq!((d.word, d.tone), ("converging", Tone::Good));
+        assert_eq!(d.headline, "Converging: the ratchet 6 → 8.5 for 2 rounds, 2 blocking findings to go");
     }
 
     #[test]

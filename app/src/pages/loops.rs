@@ -9,7 +9,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
-use super::diagnosis::{diagnose, relative_time, sparkline, RunGlance};
+use super::diagnosis::{diagnose, number, relative_time, sparkline, RunGlance};
 use crate::auth::{format_time, set_status, use_page_data, use_viewer};
 
 /// The viewer's teams and their loops.
@@ -129,6 +129,52 @@ pub struct RoundDetail {
     pub error: Option<String>,
     pub stop: bool,
     pub steer: Option<String>,
+    /// The loop's ratchet after the round, if it sent one.
+    #[serde(default)]
+    pub ratchet: Option<RatchetView>,
+    /// The earlier rounds whose fingerprint is within a few bits of this
+    /// one's (a near repeat), and the fingerprint.
+    #[serde(default)]
+    pub near_seen_at: Vec<u32>,
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+}
+
+/// "round 3", "rounds 3, 5 and 9".
+pub fn rounds_text(rounds: &[u32]) -> String {
+    let numbers: Vec<String> = rounds.iter().map(u32::to_string).collect();
+    match numbers.as_slice() {
+        [] => String::new(),
+        [one] => format!("round {one}"),
+        [init @ .., last] => format!("rounds {} and {last}", init.join(", ")),
+    }
+}
+
+/// A round's ratchet: the one number the loop must move, as it sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RatchetView {
+    pub value: f64,
+    pub best: Option<f64>,
+    pub stall_count: Option<u32>,
+}
+
+/// "7 (best 7, 1 round without a move)".
+pub fn ratchet_text(ratchet: &RatchetView) -> String {
+    let mut details = Vec::new();
+    if let Some(best) = ratchet.best {
+        details.push(format!("best {}", number(best)));
+    }
+    if let Some(stalls) = ratchet.stall_count {
+        details.push(match stalls {
+            1 => "1 round without a move".to_string(),
+            n => format!("{n} rounds without a move"),
+        });
+    }
+    if details.is_empty() {
+        number(ratchet.value)
+    } else {
+        format!("{} ({})", number(ratchet.value), details.join(", "))
+    }
 }
 
 /// One finding of an opened round.
@@ -154,6 +200,23 @@ pub struct ChartBar {
     /// A cycle's period, for a bar of one round.
     #[serde(default)]
     pub period: Option<u32>,
+    /// The loop's ratchet after the bar's last round, if it sent one.
+    #[serde(default)]
+    pub ratchet: Option<f64>,
+    /// Whether a round of the bar was a near repeat of an earlier one.
+    #[serde(default)]
+    pub near: bool,
+}
+
+impl ChartBar {
+    /// "round 3", or "rounds 3–7" for a bucket.
+    fn rounds(&self) -> String {
+        if self.first_round == self.last_round {
+            format!("round {}", self.first_round)
+        } else {
+            format!("rounds {}–{}", self.first_round, self.last_round)
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -175,6 +238,12 @@ pub struct RoundRow {
     /// The tool calls of a round from traces.
     #[serde(default)]
     pub tool_calls: Vec<ToolCallRow>,
+    /// The loop's ratchet after the round, if it sent one.
+    #[serde(default)]
+    pub ratchet: Option<RatchetView>,
+    /// The earlier rounds whose fingerprint is near this one's.
+    #[serde(default)]
+    pub near_seen_at: Vec<u32>,
 }
 
 /// One tool call of a traced round.
@@ -417,6 +486,10 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
     let timeline = state_timeline(&data.rounds);
     // Traced loops show each round's tool calls.
     let traced = data.rounds.iter().any(|round| !round.tool_calls.is_empty());
+    // Loops that keep a ratchet show it per round.
+    let ratcheted = data.rounds.iter().any(|round| round.ratchet.is_some());
+    // And near repeats, when a round had one.
+    let nears = data.rounds.iter().any(|round| !round.near_seen_at.is_empty());
     let round_href = round_link(&data);
     let rows = data
         .rounds
@@ -435,6 +508,12 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <td data-label="Advice">{round.advice.clone()}</td>
                     <td data-label="Reason">{round.reason.clone()}</td>
                     <td data-label="Blocking">{round.blocking}</td>
+                    {ratcheted.then(|| view! {
+                        <td data-label="Ratchet" class:blank=round.ratchet.is_none()>{round.ratchet.as_ref().map(|ratchet| number(ratchet.value)).unwrap_or_default()}</td>
+                    })}
+                    {nears.then(|| view! {
+                        <td data-label="Near repeat of" data-testid=format!("near-{}", round.round) class:blank=round.near_seen_at.is_empty()>{rounds_text(&round.near_seen_at)}</td>
+                    })}
                     {traced.then(|| {
                         let calls = round
                             .tool_calls
@@ -454,9 +533,9 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                             .collect_view();
                         view! { <td data-label="Tool calls"><ul class="tool-calls" data-testid="tool-calls">{calls}</ul></td> }
                     })}
-                    <td data-label="Spend">{spend_text(round)}</td>
-                    <td data-label="Exit">{round.exit.clone().unwrap_or_default()}</td>
-                    <td>
+                    <td data-label="Spend" class:blank=spend_text(round).is_empty()>{spend_text(round)}</td>
+                    <td data-label="Exit" class:blank=round.exit.is_none()>{round.exit.clone().unwrap_or_default()}</td>
+                    <td class:blank=round.error.is_none()>
                         {round.error.clone().map(|error| {
                             view! {
                                 <details>
@@ -533,6 +612,8 @@ fn loop_body(data: LoopView, live: RwSignal<bool>) -> AnyView {
                     <th scope="col">"Advice"</th>
                     <th scope="col">"Reason"</th>
                     <th scope="col">"Blocking"</th>
+                    {ratcheted.then(|| view! { <th scope="col">"Ratchet"</th> })}
+                    {nears.then(|| view! { <th scope="col">"Near repeat of"</th> })}
                     {traced.then(|| view! { <th scope="col">"Tool calls"</th> })}
                     <th scope="col">"Spend"</th>
                     <th scope="col">"Exit"</th>
@@ -700,6 +781,12 @@ fn RoundDetailSection(round: RoundDetail, base: String) -> impl IntoView {
             <dl class="facts">
                 <dt>"State"</dt><dd><code>{round.state.clone()}</code></dd>
                 <dt>"Spent"</dt><dd>{spent}</dd>
+                {round.ratchet.as_ref().map(|ratchet| view! { <dt>"Ratchet"</dt><dd data-testid="round-ratchet">{ratchet_text(ratchet)}</dd> })}
+                {round.fingerprint.clone().map(|fingerprint| view! { <dt>"Fingerprint"</dt><dd><code>{fingerprint}</code></dd> })}
+                {(!round.near_seen_at.is_empty()).then(|| view! {
+                    <dt>"Near repeat of"</dt>
+                    <dd data-testid="round-near">{format!("{} (a fingerprint within 3 bits: been here before)", rounds_text(&round.near_seen_at))}</dd>
+                })}
                 {round.exit.clone().map(|exit| view! { <dt>"Exit"</dt><dd>{exit}</dd> })}
                 {(round.stop || round.steer.is_some()).then(|| view! {
                     <dt>"Operator"</dt>
@@ -862,11 +949,15 @@ pub fn fold_states(states: &[String]) -> String {
 /// against each other and against the card. Above the bars a row of marks
 /// tells the classes apart: a filled dot for a fixed point, a bracket over a
 /// cycle with its period, a square for a stall, a diamond for thrashing, a
-/// triangle for a regression. The y-axis has ticks at round numbers.
+/// triangle for a regression, an arrow where the ratchet moved while the
+/// blocking findings stood. The y-axis has ticks at round numbers. A loop
+/// that sends its ratchet gets a lane of its own under the bars: the
+/// ratchet's value per round, between its lowest and highest.
 pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
     const BLOCKING: &str = "#5a0e0e";
     const OTHER: &str = "#4a7fd0";
     const INK: &str = "#1d232b";
+    const RATCHET: &str = "#0b6b3a";
     let (width, height, left, right, bottom, top) =
         (640.0_f64, 270.0_f64, 44.0_f64, 10.0_f64, 30.0_f64, 66.0_f64);
     let plot_h = height - bottom - top;
@@ -878,8 +969,14 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
     let bar_w = (step * 0.7).max(1.0);
     let y = |value: f64| top + plot_h - value / f64::from(most) * plot_h;
     let mark_y = top - 12.0;
+    // The ratchet's lane, under the round labels, when the loop sent one.
+    let ratchets: Vec<(usize, f64)> =
+        bars.iter().enumerate().filter_map(|(index, bar)| bar.ratchet.map(|value| (index, value))).collect();
+    let (lane_top, lane_h) = (height + 12.0, 44.0);
+    let total_h = if ratchets.is_empty() { height } else { lane_top + lane_h + 10.0 };
     let mut svg = format!(
-        r#"<svg viewBox="0 0 {width} {height}" role="{role}" aria-label="Findings per round, stacked by severity, with the blocking count as a line and a mark per class" xmlns="http://www.w3.org/2000/svg">"#,
+        r#"<svg viewBox="0 0 {width} {total_h}" role="{role}" aria-label="Findings per round, stacked by severity, with the blocking count as a line and a mark per class{lane}" xmlns="http://www.w3.org/2000/svg">"#,
+        lane = if ratchets.is_empty() { "" } else { ", and the loop's ratchet per round under them" },
         // (An image's children are presentational: a chart whose bars are
         // links is a group.)
         role = if link.is_some() { "group" } else { "img" },
@@ -905,15 +1002,13 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
     // Labels under at most a dozen bars.
     let label_every = bars.len().div_ceil(12).max(1);
     let mut line = Vec::new();
+    // Drawn over the line, after it.
+    let mut near_rings = String::new();
     let mut previous_class: Option<&str> = None;
     for (index, bar) in bars.iter().enumerate() {
         let x = left + step * index as f64 + (step - bar_w) / 2.0;
         let cx = centre(index);
-        let rounds = if bar.first_round == bar.last_round {
-            format!("round {}", bar.first_round)
-        } else {
-            format!("rounds {}–{}", bar.first_round, bar.last_round)
-        };
+        let rounds = bar.rounds();
         if let Some(link) = link {
             svg.push_str(&format!(r##"<a href="{link}{}#round-detail">"##, bar.first_round));
         }
@@ -944,6 +1039,12 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
             svg.push_str("</a>");
         }
         line.push(format!("{cx:.1},{:.1}", y(f64::from(bar.blocking))));
+        if bar.near {
+            near_rings.push_str(&format!(
+                r#"<circle cx="{cx:.1}" cy="{:.1}" r="5" fill="none" stroke="{INK}" stroke-width="1.5"><title>{rounds}: near repeat of an earlier round</title></circle>"#,
+                y(f64::from(bar.blocking))
+            ));
+        }
         // The class's mark (a cycle's bracket is drawn once per stretch).
         let r = (step * 0.3).clamp(2.5, 5.0);
         match bar.class.as_str() {
@@ -971,6 +1072,14 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
                 mark_y + r,
                 cx - r,
                 mark_y + r
+            )),
+            "ratcheting" => svg.push_str(&format!(
+                r#"<path d="M{cx:.1},{:.1} V{:.1} M{:.1},{mark_y:.1} L{cx:.1},{:.1} L{:.1},{mark_y:.1}" fill="none" stroke="{INK}" stroke-width="1.5"><title>{rounds}: ratcheting, the ratchet moved</title></path>"#,
+                mark_y + r + 1.0,
+                mark_y - r - 1.0,
+                cx - r,
+                mark_y - r - 1.0,
+                cx + r
             )),
             "cycle" if previous_class != Some("cycle") => {
                 // From the round the cycle came back to, over every cycle
@@ -1016,12 +1125,70 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
             line.join(" ")
         ));
     }
+    svg.push_str(&near_rings);
+    if let (Some(low), Some(high)) = (
+        ratchets.iter().map(|(_, value)| *value).reduce(f64::min),
+        ratchets.iter().map(|(_, value)| *value).reduce(f64::max),
+    ) {
+        let lane_y = |value: f64| {
+            if high > low {
+                lane_top + lane_h - (value - low) / (high - low) * lane_h
+            } else {
+                lane_top + lane_h / 2.0
+            }
+        };
+        svg.push_str(&format!(
+            r##"<text x="{left}" y="{:.1}" font-size="11">ratchet: the one number the loop must move</text><line x1="{left}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#dedad2"/><line x1="{left}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#dedad2"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"##,
+            lane_top - 3.0,
+            lane_top,
+            left + plot_w,
+            lane_top,
+            lane_top + lane_h,
+            left + plot_w,
+            lane_top + lane_h,
+            left - 6.0,
+            lane_y(high) + 4.0,
+            number(high),
+        ));
+        if high > low {
+            svg.push_str(&format!(
+                r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end">{}</text>"#,
+                left - 6.0,
+                lane_y(low) + 4.0,
+                number(low)
+            ));
+        }
+        // A line through rounds that follow each other; a round without a
+        // ratchet breaks it.
+        let mut path = String::new();
+        let mut previous: Option<usize> = None;
+        for &(index, value) in &ratchets {
+            let verb = if previous.is_some_and(|p| p + 1 == index) { 'L' } else { 'M' };
+            path.push_str(&format!("{verb}{:.1},{:.1} ", centre(index), lane_y(value)));
+            previous = Some(index);
+        }
+        svg.push_str(&format!(
+            r#"<path d="{}" fill="none" stroke="{RATCHET}" stroke-width="2"/>"#,
+            path.trim_end()
+        ));
+        for &(index, value) in &ratchets {
+            svg.push_str(&format!(
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{RATCHET}"><title>{}: ratchet {}</title></circle>"#,
+                centre(index),
+                lane_y(value),
+                bars[index].rounds(),
+                number(value)
+            ));
+        }
+    }
     svg.push_str(&format!(
-        r##"<g font-size="11"><rect x="{left}" y="3" width="10" height="10" fill="{BLOCKING}"/><text x="{:.0}" y="12">blocking</text><rect x="{:.0}" y="3" width="10" height="10" fill="{OTHER}"/><text x="{:.0}" y="12">warning or info</text><text x="{:.0}" y="12">line: blocking · dashes: class changed</text><circle cx="{:.0}" cy="24" r="4" fill="{INK}"/><text x="{:.0}" y="28">fixed point</text><rect x="{:.0}" y="20" width="8" height="8" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">stalled</text><path d="M{:.0},19 L{:.0},24 L{:.0},29 L{:.0},24 Z" fill="{INK}"/><text x="{:.0}" y="28">thrashing</text><path d="M{:.0},20 L{:.0},28 L{:.0},28 Z" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">regressing</text><path d="M{:.0},29 V21 H{:.0} V29" fill="none" stroke="{INK}" stroke-width="2"/><text x="{:.0}" y="28">cycle</text></g></svg>"##,
+        r##"<g font-size="11"><rect x="{left}" y="3" width="10" height="10" fill="{BLOCKING}"/><text x="{:.0}" y="12">blocking</text><rect x="{:.0}" y="3" width="10" height="10" fill="{OTHER}"/><text x="{:.0}" y="12">warning or info</text><text x="{:.0}" y="12">line: blocking · dashes: class changed</text><circle cx="{:.0}" cy="8" r="5" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="12">near repeat</text><circle cx="{:.0}" cy="24" r="4" fill="{INK}"/><text x="{:.0}" y="28">fixed point</text><rect x="{:.0}" y="20" width="8" height="8" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">stalled</text><path d="M{:.0},19 L{:.0},24 L{:.0},29 L{:.0},24 Z" fill="{INK}"/><text x="{:.0}" y="28">thrashing</text><path d="M{:.0},20 L{:.0},28 L{:.0},28 Z" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">regressing</text><path d="M{:.0},29 V21 H{:.0} V29" fill="none" stroke="{INK}" stroke-width="2"/><text x="{:.0}" y="28">cycle</text><path d="M{:.0},29 V19 M{:.0},24 L{:.0},19 L{:.0},24" fill="none" stroke="{INK}" stroke-width="1.5"/><text x="{:.0}" y="28">ratchet moved</text></g></svg>"##,
         left + 14.0,
         left + 80.0,
         left + 94.0,
         left + 200.0,
+        left + 445.0,
+        left + 453.0,
         left + 4.0,
         left + 12.0,
         left + 90.0,
@@ -1038,6 +1205,11 @@ pub fn convergence_chart(bars: &[ChartBar], link: Option<&str>) -> String {
         left + 340.0,
         left + 356.0,
         left + 362.0,
+        left + 402.0,
+        left + 397.0,
+        left + 402.0,
+        left + 407.0,
+        left + 412.0,
     ));
     svg
 }
@@ -1246,6 +1418,8 @@ mod tests {
             exit: None,
             error: None,
             tool_calls: Vec::new(),
+            ratchet: None,
+            near_seen_at: Vec::new(),
         }
     }
 
@@ -1292,6 +1466,8 @@ mod tests {
                 class: round.class.clone(),
                 repeats: u32::from(round.class == "fixed_point"),
                 period: None,
+                ratchet: None,
+                near: false,
             })
             .collect();
         let svg = convergence_chart(&bars, None);
@@ -1315,6 +1491,8 @@ mod tests {
             class: class.into(),
             repeats: 0,
             period,
+            ratchet: None,
+            near: false,
         }
     }
 
@@ -1336,6 +1514,46 @@ mod tests {
         // narrower than its 640-unit box).
         assert!(!svg.contains(r#"font-size="10""#));
         assert!(svg.contains(r#"font-size="11""#));
+    }
+
+    #[test]
+    fn the_ratchet_has_a_lane_of_its_own() {
+        let without = convergence_chart(&[bar(1, "first", None), bar(2, "stalled", None)], None);
+        assert!(without.starts_with(r#"<svg viewBox="0 0 640 270""#));
+        assert!(!without.contains("ratchet:"));
+        let mut bars: Vec<ChartBar> = ["first", "converging", "ratcheting", "stalled"]
+            .iter()
+            .zip(1..)
+            .map(|(c, n)| bar(n, c, None))
+            .collect();
+        for (bar, value) in bars.iter_mut().zip([5.0, 6.0, 7.0, 7.0]) {
+            bar.ratchet = Some(value);
+        }
+        bars[3].ratchet = None;
+        let svg = convergence_chart(&bars, None);
+        assert!(svg.starts_with(r#"<svg viewBox="0 0 640 336""#), "taller by the lane");
+        assert_eq!(svg.matches(": ratchet ").count(), 3, "a dot per round that sent one");
+        assert!(svg.contains("<title>round 3: ratchet 7</title>"));
+        // Its axis runs from the lowest to the highest value.
+        assert!(svg.contains(">5</text>") && svg.contains(">7</text>"));
+        assert_eq!(svg.matches("<title>round 3: ratcheting, the ratchet moved</title>").count(), 1);
+        assert!(svg.contains(">ratchet moved</text>"), "the legend names the mark");
+        assert!(!svg.contains(r#"font-size="10""#));
+        let row = RatchetView { value: 7.0, best: Some(7.0), stall_count: Some(1) };
+        assert_eq!(ratchet_text(&row), "7 (best 7, 1 round without a move)");
+        assert_eq!(ratchet_text(&RatchetView { value: 87.5, best: None, stall_count: None }), "87.5");
+    }
+
+    #[test]
+    fn near_repeats_are_ringed() {
+        let mut bars = vec![bar(1, "first", None), bar(2, "converging", None), bar(3, "converging", None)];
+        bars[2].near = true;
+        let svg = convergence_chart(&bars, None);
+        assert_eq!(svg.matches("<title>round 3: near repeat of an earlier round</title>").count(), 1);
+        assert!(svg.contains(">near repeat</text>"), "the legend names the ring");
+        assert_eq!(rounds_text(&[3]), "round 3");
+        assert_eq!(rounds_text(&[2, 5, 9]), "rounds 2, 5 and 9");
+        assert_eq!(rounds_text(&[]), "");
     }
 
     #[test]

@@ -14,7 +14,6 @@
 
 pub mod pages;
 mod people;
-mod stream;
 mod teams;
 mod tokens;
 pub mod web;

@@ -1,14 +1,10 @@
-//! The data behind the account pages, loaded before the page renders (the
-//! viewer middleware puts it in the request's extensions), and the team
-//! page's forms. Every handler checks who is asking: non-members of a team
+//! The data behind the team and admin pages, loaded before the page renders
+//! (the viewer middleware puts it in the request's extensions), and the
+//! team page's forms. (The loops pages are the dashboard's.) Every handler checks who is asking: non-members of a team
 //! get 404 (a team's existence is not for outsiders), members who are not
 //! admins get 403, signed-out visitors 401.
 
 use app::pages::admin::{AdminAccount, AdminMail, AdminView};
-use app::pages::diagnosis::{GlanceRound, RunGlance};
-use app::pages::loops::{
-    ChartBar, DiffView, FindingRow, LoopRow, LoopView, LoopsView, RoundDetail, RoundRow, RunRow, TeamLoops,
-};
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -20,24 +16,13 @@ use leptos::prelude::provide_context;
 use serde::Deserialize;
 
 use super::{Account, AccountsError, Team, TeamRole};
-use crate::loops::{RoundWindow, RoundsPage};
 use crate::web::{render_page, AppState};
-
-/// How many rounds the loop page shows at once (its table; the chart
-/// summarises the whole run).
-const PAGE_ROUNDS: u32 = 100;
 
 /// The team page's forms all post to the page's own address, so the answer
 /// (a notice, a token shown once) is the page at the address the browser
 /// shows; `action` says which form it was.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/teams/{slug}", post(team_action))
-        .route("/loops/{loop}", post(loop_control))
-        .route("/loops/{loop}/events", axum::routing::get(super::stream::loop_events))
-        .route("/loops/{loop}/view.json", axum::routing::get(super::stream::loop_view_json))
-        .route("/loops.json", axum::routing::get(super::stream::list_view_json))
-        .route("/loops.stream", axum::routing::get(super::stream::list_events))
+    Router::new().route("/teams/{slug}", post(team_action))
 }
 
 #[derive(Debug, Deserialize)]
@@ -55,7 +40,7 @@ async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, re
         Err(refusal) => return refusal,
     };
     let (parts, body) = request.into_parts();
-    let form = match read::<ActionForm>(body).await {
+    let form = match crate::web::read_form::<ActionForm>(body).await {
         Ok(form) => form,
         Err((status, notice)) => {
             let request = Request::from_parts(parts, Body::empty());
@@ -104,33 +89,10 @@ async fn team_action(State(state): State<AppState>, Path(slug): Path<String>, re
 pub async fn load(
     state: &AppState,
     path: &str,
-    query: Option<&str>,
     account: &Account,
     extensions: &mut axum::http::Extensions,
 ) -> Result<(), AccountsError> {
-    if path == "/loops" {
-        extensions.insert(loops_view(state, account).await?);
-    } else if let Some(name) = path.strip_prefix("/loops/").filter(|name| !name.contains('/')) {
-        // Loop names may hold any printable character but `/`: the page's
-        // links percent-encode them.
-        let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
-        let name = name.as_ref();
-        let pairs = query
-            .and_then(|query| serde_urlencoded::from_str::<Vec<(String, String)>>(query).ok())
-            .unwrap_or_default();
-        let param = |name: &str| pairs.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
-        let team = param("team");
-        let number = |name: &str| param(name).and_then(|value| value.parse().ok());
-        let picks = LoopPicks {
-            run: param("run"),
-            diff: (number("a"), number("b")),
-            before: number("before"),
-            round: number("round"),
-        };
-        if let Some(view) = loop_view(state, account, team.as_deref(), name, &picks).await? {
-            extensions.insert(view);
-        }
-    } else if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
+    if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
         extensions.insert(admin_view(state).await?);
     } else if let Some(slug) = path.strip_prefix("/teams/").filter(|slug| !slug.contains('/')) {
         if let Some((team, role)) = member_team(state, slug, account).await? {
@@ -138,418 +100,6 @@ pub async fn load(
         }
     }
     Ok(())
-}
-
-pub(super) fn loops_error(error: crate::loops::LoopsError) -> AccountsError {
-    AccountsError::Dashboard(error.to_string())
-}
-
-pub(super) async fn loops_view(state: &AppState, account: &Account) -> Result<LoopsView, AccountsError> {
-    let mut teams = Vec::new();
-    for membership in state.store.memberships(account.id).await? {
-        let mut loops = Vec::new();
-        for summary in state.store.team_loops(membership.team.id).await.map_err(loops_error)? {
-            let glance = match summary.current_run.as_ref() {
-                Some(run) => glance_of(
-                    state.store.run_glance(membership.team.id, &summary.name, &run.id, LIST_ROUNDS).await,
-                )?,
-                None => RunGlance::default(),
-            };
-            loops.push(LoopRow {
-                state: summary.current_run.as_ref().map(|run| run.state.clone()),
-                exit: summary.current_run.as_ref().and_then(|run| run.exit.clone()),
-                last_class: summary.last_class.map(|class| class.as_str().to_string()),
-                rounds: summary.current_run.as_ref().map_or(0, |run| run.last_round),
-                last_seen_at: summary.current_run.as_ref().map(|run| run.last_seen_at),
-                name: summary.name,
-                glance,
-            });
-        }
-        teams.push(TeamLoops { team: membership.team.slug, loops });
-    }
-    Ok(LoopsView { teams, now: crate::store::now_millis() })
-}
-
-/// How many of a run's latest rounds the list reads for each loop (its
-/// sparkline and diagnosis); the loop page reads a page of them.
-const LIST_ROUNDS: u32 = 30;
-
-/// The store's glance at a run, as the pages' diagnosis reads it.
-fn glance_of(
-    glance: Result<crate::loops::RunGlance, crate::loops::LoopsError>,
-) -> Result<RunGlance, AccountsError> {
-    let glance = glance.map_err(loops_error)?;
-    Ok(RunGlance {
-        recent: glance
-            .recent
-            .into_iter()
-            .map(|row| GlanceRound {
-                round: row.round,
-                state: row.state,
-                class: row.class,
-                advice: row.advice,
-                reason: row.reason,
-                period: row.period,
-                blocking: row.blocking,
-                error: row.error,
-            })
-            .collect(),
-        more_before: glance.more_before,
-        usd: glance.usd,
-        tokens: glance.tokens,
-    })
-}
-
-/// The team (of the account's) that has the loop `name`: `team` picks
-/// which when several do. `None` when it is not theirs.
-pub(super) async fn loop_team(
-    state: &AppState,
-    account: &Account,
-    team: Option<&str>,
-    name: &str,
-) -> Result<Option<Team>, AccountsError> {
-    for membership in state.store.memberships(account.id).await? {
-        if team.is_some_and(|team| team != membership.team.slug) {
-            continue;
-        }
-        if state.store.loop_id(membership.team.id, name).await.map_err(loops_error)?.is_some() {
-            return Ok(Some(membership.team));
-        }
-    }
-    Ok(None)
-}
-
-/// What a loop page's address picks: a run other than the current one, two
-/// rounds to compare, the page of rounds before a round, a round opened.
-#[derive(Debug, Clone, Default)]
-pub(super) struct LoopPicks {
-    pub run: Option<String>,
-    pub diff: (Option<u32>, Option<u32>),
-    pub before: Option<u32>,
-    pub round: Option<u32>,
-}
-
-/// The loop `name` of one of the account's teams; `None` when it is not
-/// theirs.
-pub(super) async fn loop_view(
-    state: &AppState,
-    account: &Account,
-    team: Option<&str>,
-    name: &str,
-    picks: &LoopPicks,
-) -> Result<Option<LoopView>, AccountsError> {
-    match loop_team(state, account, team, name).await? {
-        Some(team) => loop_view_of(state, &team, name, None, picks).await.map(Some),
-        None => Ok(None),
-    }
-}
-
-async fn loop_view_of(
-    state: &AppState,
-    team: &Team,
-    name: &str,
-    notice: Option<String>,
-    picks: &LoopPicks,
-) -> Result<LoopView, AccountsError> {
-    let (run, pick, before) = (picks.run.as_deref(), picks.diff, picks.before);
-    // Read before anything else the page shows: every round stored after
-    // this id reaches the page's stream, even one stored while the page is
-    // rendered or on its way.
-    let last_event_id = state.store.last_round_id(team.id, name).await.map_err(loops_error)?;
-    let summary =
-        state.store.team_loops(team.id).await.map_err(loops_error)?.into_iter().find(|l| l.name == name);
-    let (pending_stop, pending_steer) =
-        summary.map(|summary| (summary.pending.stop, summary.pending.steer)).unwrap_or((false, None));
-    {
-        let membership = team;
-        // A page of the run's latest rounds (or those before `before`):
-        // the page stays the same size however long the run.
-        let window = before.map_or(RoundWindow::Latest, RoundWindow::Before);
-        let history =
-            match state.store.loop_history_window(membership.id, name, run, window, PAGE_ROUNDS).await {
-                Ok(history) => history,
-                // An unknown run id shows the current run.
-                Err(_) if run.is_some() => state
-                    .store
-                    .loop_history_window(membership.id, name, None, window, PAGE_ROUNDS)
-                    .await
-                    .map_err(loops_error)?,
-                Err(error) => return Err(loops_error(error)),
-            };
-        let chart = match history.run.as_ref() {
-            Some(run) => state
-                .store
-                .run_chart(membership.id, name, &run.id)
-                .await
-                .map_err(loops_error)?
-                .into_iter()
-                .map(|point| ChartBar {
-                    first_round: point.first_round,
-                    last_round: point.last_round,
-                    blocking: point.blocking,
-                    other: point.other,
-                    class: point.class.as_str().to_string(),
-                    repeats: point.repeats,
-                    period: point.period,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        let page = history.page.unwrap_or(RoundsPage {
-            total: 0,
-            first: None,
-            last: None,
-            has_older: false,
-            has_newer: false,
-        });
-        let rounds = history
-            .rounds
-            .iter()
-            .map(|round| {
-                let count = |severity: crate::convergence::Severity| {
-                    round.findings.iter().filter(|f| f.key.severity == severity).count() as u32
-                };
-                RoundRow {
-                    round: round.round,
-                    state: round.state.clone(),
-                    class: round.class.as_str().to_string(),
-                    advice: round.advice.as_str().to_string(),
-                    reason: round.reason.clone(),
-                    blocking: count(crate::convergence::Severity::Blocking),
-                    warnings: count(crate::convergence::Severity::Warning),
-                    infos: count(crate::convergence::Severity::Info),
-                    usd: round.spent.usd,
-                    tokens: round.spent.tokens,
-                    exit: round.exit.clone(),
-                    error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
-                    tool_calls: round
-                        .tool_calls
-                        .iter()
-                        .map(|call| app::pages::loops::ToolCallRow {
-                            name: call.name.clone(),
-                            arguments: call.arguments.clone(),
-                            failed: call.failed,
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
-        let diff = round_diff(&history.rounds, pick);
-        // A round opened by its link: from this page, or read on its own.
-        let opened = match (picks.round, history.run.as_ref()) {
-            (Some(number), Some(run)) => match history.rounds.iter().find(|round| round.round == number) {
-                Some(round) => Some(round_detail(round)),
-                None => state
-                    .store
-                    .loop_history(membership.id, name, Some(&run.id), number.saturating_sub(1), 1)
-                    .await
-                    .map_err(loops_error)?
-                    .rounds
-                    .iter()
-                    .find(|round| round.round == number)
-                    .map(round_detail),
-            },
-            _ => None,
-        };
-        let runs = state
-            .store
-            .loop_runs(membership.id, name, 50)
-            .await
-            .map_err(loops_error)?
-            .into_iter()
-            .map(|run| RunRow {
-                ended_by: run.exit.as_deref().and_then(exit_kind).map(str::to_string),
-                id: run.id,
-                state: run.state,
-                exit: run.exit,
-                rounds: run.last_round,
-                started_at: run.started_at,
-            })
-            .collect();
-        let glance = match history.run.as_ref() {
-            Some(run) => glance_of(state.store.run_glance(membership.id, name, &run.id, PAGE_ROUNDS).await)?,
-            None => RunGlance::default(),
-        };
-        Ok(LoopView {
-            opened,
-            glance,
-            last_event_id: Some(last_event_id),
-            team: membership.slug.clone(),
-            name: name.to_string(),
-            run: history.run.as_ref().map(|run| run.id.clone()),
-            state: history.run.as_ref().map(|run| run.state.clone()),
-            exit: history.run.as_ref().and_then(|run| run.exit.clone()),
-            rounds,
-            chart,
-            total_rounds: page.total,
-            older_before: page.first.filter(|_| page.has_older),
-            newer: page.has_newer,
-            pending_stop,
-            pending_steer,
-            notice,
-            diff,
-            runs,
-            sources: state
-                .store
-                .loop_sources(membership.id, name)
-                .await
-                .map_err(loops_error)?
-                .into_iter()
-                .map(|source| match source {
-                    crate::loops::RoundSource::Api => "API".to_string(),
-                    crate::loops::RoundSource::Connector => "connector".to_string(),
-                    crate::loops::RoundSource::Traces => "traces".to_string(),
-                })
-                .collect(),
-        })
-    }
-}
-
-/// A round as its own section of the loop page: every finding with its
-/// message, what it spent, its raw error, the operator's note it carried.
-fn round_detail(round: &crate::loops::HistoryRound) -> RoundDetail {
-    RoundDetail {
-        round: round.round,
-        state: round.state.clone(),
-        class: round.class.as_str().to_string(),
-        advice: round.advice.as_str().to_string(),
-        reason: round.reason.clone(),
-        findings: round
-            .findings
-            .iter()
-            .map(|finding| FindingRow {
-                key: describe_key(&finding.key),
-                severity: severity_word(finding.key.severity).to_string(),
-                message: finding.message.clone(),
-            })
-            .collect(),
-        usd: round.spent.usd,
-        tokens: round.spent.tokens,
-        seconds: round.spent.seconds,
-        exit: round.exit.clone(),
-        error: round.error.as_ref().and_then(|error| serde_json::to_string_pretty(error).ok()),
-        stop: round.operator.stop,
-        steer: round.operator.steer.clone(),
-    }
-}
-
-fn severity_word(severity: crate::convergence::Severity) -> &'static str {
-    match severity {
-        crate::convergence::Severity::Blocking => "blocking",
-        crate::convergence::Severity::Warning => "warning",
-        crate::convergence::Severity::Info => "info",
-    }
-}
-
-/// Whether an exit id ends a run as a bound or a detection (PRODUCT.md's
-/// taxonomy), in the words the page uses.
-fn exit_kind(exit: &str) -> Option<&'static str> {
-    let id = auditor::ExitId::ALL.into_iter().find(|id| id.as_str() == exit)?;
-    Some(match id.kind() {
-        auditor::ExitKind::Detect => "detection",
-        auditor::ExitKind::Bound => "bound",
-        auditor::ExitKind::External => "external",
-    })
-}
-
-/// Rounds `a` and `b` compared by finding key; by default the last two.
-fn round_diff(rounds: &[crate::loops::HistoryRound], pick: (Option<u32>, Option<u32>)) -> Option<DiffView> {
-    let find = |n: u32| rounds.iter().find(|round| round.round == n);
-    let (a, b) = match pick {
-        (Some(a), Some(b)) => (find(a)?, find(b)?),
-        _ if rounds.len() >= 2 => (&rounds[rounds.len() - 2], &rounds[rounds.len() - 1]),
-        _ => return None,
-    };
-    let keys = |round: &crate::loops::HistoryRound| -> Vec<crate::convergence::FindingKey> {
-        round.findings.iter().map(|finding| finding.key.clone()).collect()
-    };
-    let diff = crate::convergence::diff_rounds(&keys(a), &keys(b));
-    let spell = |keys: Vec<crate::convergence::FindingKey>| keys.iter().map(describe_key).collect();
-    // Each key's message: the later round's, or the earlier one's for a
-    // finding it resolved.
-    let mut messages = std::collections::BTreeMap::new();
-    for finding in b.findings.iter().chain(&a.findings) {
-        messages.entry(describe_key(&finding.key)).or_insert_with(|| finding.message.clone());
-    }
-    Some(DiffView {
-        a: a.round,
-        b: b.round,
-        new: spell(diff.new),
-        resolved: spell(diff.resolved),
-        persisting: spell(diff.persisting),
-        messages,
-    })
-}
-
-/// `draft.md:4-9 blocking word-floor`, or `budget:tokens warning spend`.
-fn describe_key(key: &crate::convergence::FindingKey) -> String {
-    let target = match &key.target {
-        crate::convergence::Target::Code { path, start_line, end_line } => match end_line {
-            Some(end) if end != start_line => format!("{path}:{start_line}-{end}"),
-            _ => format!("{path}:{start_line}"),
-        },
-        crate::convergence::Target::Other { id } => id.clone(),
-    };
-    format!("{target} {} {}", severity_word(key.severity), key.criterion)
-}
-
-#[derive(Debug, Deserialize)]
-struct ControlForm {
-    action: Option<String>,
-    note: Option<String>,
-}
-
-/// STOP and STEER from the loop page, for any member of the loop's team.
-async fn loop_control(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-    axum::extract::Query(query): axum::extract::Query<Vec<(String, String)>>,
-    request: Request,
-) -> Response {
-    let Some(account) = super::web::signed_in(request.extensions()) else {
-        return StatusCode::UNAUTHORIZED.into_response();
-    };
-    let team_param = query.into_iter().find(|(key, _)| key == "team").map(|(_, value)| value);
-    let team = match loop_team(&state, &account, team_param.as_deref(), &name).await {
-        Ok(Some(team)) => team,
-        Ok(None) => return StatusCode::NOT_FOUND.into_response(),
-        Err(error) => return internal(error),
-    };
-    let (parts, body) = request.into_parts();
-    let form = match read::<ControlForm>(body).await {
-        Ok(form) => Some(form),
-        Err((status, notice)) => {
-            return match loop_view_of(&state, &team, &name, Some(notice), &LoopPicks::default()).await {
-                Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
-                Err(error) => internal(error),
-            };
-        }
-    };
-    let outcome = match form.as_ref().and_then(|form| form.action.as_deref()) {
-        Some("stop") => state
-            .store
-            .request_loop_stop(team.id, &name)
-            .await
-            .map(|()| "STOP is pending: the loop gets it with the answer to its next round.".to_string()),
-        Some("steer") => {
-            let note = form.as_ref().and_then(|form| form.note.clone()).unwrap_or_default();
-            state.store.set_loop_steer(team.id, &name, Some(note.trim())).await.map(|()| {
-                "The note is pending: the loop gets it with the answer to its next round.".to_string()
-            })
-        }
-        _ => Err(crate::loops::LoopsError::invalid(Some("action"), "action must be stop or steer")),
-    };
-    let (status, notice) = match outcome {
-        Ok(notice) => (StatusCode::OK, notice),
-        Err(error) if error.status() == StatusCode::BAD_REQUEST => {
-            (StatusCode::BAD_REQUEST, error.to_string())
-        }
-        Err(error) => return internal(loops_error(error)),
-    };
-    match loop_view_of(&state, &team, &name, Some(notice), &LoopPicks::default()).await {
-        Ok(view) => render_page(&state, parts, status, move || provide_context(view.clone())).await,
-        Err(error) => internal(error),
-    }
 }
 
 pub(crate) async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
@@ -682,7 +232,11 @@ async fn team_view(
             delivered_at: delivery.delivered_at,
         })
         .collect();
-    let loops = state.store.team_loop_count(team.id).await.map_err(loops_error)?;
+    let loops = state
+        .store
+        .team_loop_count(team.id)
+        .await
+        .map_err(|error| AccountsError::Dashboard(error.to_string()))?;
     Ok(TeamView {
         site: state.config.public_url.trim_end_matches('/').to_string(),
         loops,
@@ -720,25 +274,6 @@ async fn team_admin(
 fn internal(error: AccountsError) -> Response {
     tracing::error!(%error, "team page");
     StatusCode::INTERNAL_SERVER_ERROR.into_response()
-}
-
-/// Reads a team or loop page's form, or says why it cannot: too large
-/// (413), not UTF-8 once decoded (form decoding would turn the bytes into
-/// U+FFFD silently), or not a form at all.
-async fn read<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (StatusCode, String)> {
-    const LIMIT: usize = 4 * 1024;
-    let bytes = axum::body::to_bytes(body, LIMIT).await.map_err(|_| {
-        (StatusCode::PAYLOAD_TOO_LARGE, format!("The form is larger than {} KiB.", LIMIT / 1024))
-    })?;
-    let utf8 = bytes.split(|byte| *byte == b'&').all(|pair| {
-        let spaced: Vec<u8> = pair.iter().map(|byte| if *byte == b'+' { b' ' } else { *byte }).collect();
-        percent_encoding::percent_decode(&spaced).decode_utf8().is_ok()
-    });
-    if !utf8 {
-        return Err((StatusCode::BAD_REQUEST, "The form is not UTF-8 text.".to_string()));
-    }
-    serde_urlencoded::from_bytes(&bytes)
-        .map_err(|error| (StatusCode::BAD_REQUEST, format!("The form could not be read: {error}.")))
 }
 
 /// Renders the team page with a notice (and a new token), after an action.

@@ -197,8 +197,9 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Resolves the session cookie once per request: the signed-in [`Account`]
 /// goes into the request's extensions for handlers, the [`Viewer`] for
-/// pages, and for a GET the data of the account pages
-/// ([`super::pages::load`]). Only the bundle and the JSON APIs (token
+/// pages, and for a GET the data of the team and admin pages
+/// ([`super::pages::load`]; the loops pages' data is the dashboard's, read
+/// after this by `dashboard::page_data`). Only the bundle and the JSON APIs (token
 /// authenticated) skip the lookup; a path with a dot is not a file (loop
 /// names may hold dots).
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
@@ -209,15 +210,8 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
         !(path.starts_with("/pkg/") || (path.starts_with("/api/") && path != "/api/v1/checkout"));
     let loads_page = matches!(*request.method(), Method::GET | Method::HEAD);
     if let Some(secret) = cookie(request.headers(), SESSION_COOKIE).filter(|_| wants_viewer) {
-        let query = request.uri().query().map(str::to_string);
         let mut extensions = std::mem::take(request.extensions_mut());
-        let resolved = resolve(
-            &state,
-            &secret,
-            loads_page.then_some((path.as_str(), query.as_deref())),
-            &mut extensions,
-        )
-        .await;
+        let resolved = resolve(&state, &secret, loads_page.then_some(path.as_str()), &mut extensions).await;
         *request.extensions_mut() = extensions;
         if let Err(error) = resolved {
             tracing::error!(%error, "could not resolve a session");
@@ -253,14 +247,14 @@ pub fn signed_in(extensions: &axum::http::Extensions) -> Option<Account> {
 async fn resolve(
     state: &AppState,
     secret: &str,
-    page: Option<(&str, Option<&str>)>,
+    page: Option<&str>,
     extensions: &mut axum::http::Extensions,
 ) -> Result<(), super::AccountsError> {
     let Some(account) = state.store.session_account(secret).await? else {
         return Ok(());
     };
-    if let Some((path, query)) = page {
-        super::pages::load(state, path, query, &account, extensions).await?;
+    if let Some(path) = page {
+        super::pages::load(state, path, &account, extensions).await?;
     }
     let teams = state
         .store

@@ -133,7 +133,7 @@ impl AuditInput {
     /// Reads the body field by field so every refusal names its field.
     fn parse(bytes: &[u8]) -> Result<AuditInput, (String, Option<&'static str>)> {
         // A key given twice is refused, as the ingest API refuses it.
-        let value: Value = crate::loops::wire::strict_json(bytes)
+        let value: Value = crate::web::json::strict_json(bytes)
             .map_err(|error| (format!("the body is not valid JSON: {error}"), None))?;
         let Value::Object(mut object) = value else {
             return Err(("the body must be a JSON object".into(), None));

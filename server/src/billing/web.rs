@@ -122,7 +122,7 @@ async fn checkout_api(State(state): State<AppState>, request: Request) -> Respon
                 .into_response()
         }
     };
-    let parsed = crate::loops::wire::strict_json(&body).and_then(serde_json::from_value::<CheckoutBody>);
+    let parsed = crate::web::json::strict_json(&body).and_then(serde_json::from_value::<CheckoutBody>);
     let plan = match parsed {
         Ok(CheckoutBody { plan: Some(plan) }) => match Plan::from_name(&plan) {
             Some(plan) => plan,

@@ -50,7 +50,7 @@ pub async fn receive(State(state): State<AppState>, headers: HeaderMap, body: By
         tracing::warn!(%problem, "refused a webhook");
         return refuse(StatusCode::BAD_REQUEST, &problem.to_string());
     }
-    let event = match crate::loops::wire::strict_json(&body) {
+    let event = match crate::web::json::strict_json(&body) {
         Ok(event) => event,
         Err(error) if error.is_data() => return refuse(StatusCode::BAD_REQUEST, &error.to_string()),
         Err(_) => return refuse(StatusCode::BAD_REQUEST, "the body is not JSON"),

@@ -39,7 +39,8 @@ pub fn rounds_of(dir: &LoopDir) -> Vec<PlannedRound> {
         .iter()
         .enumerate()
         .map(|(index, entry)| {
-            let exit = if index == last { exit_of(dir, entry) } else { None };
+            let described = index == last && describes(dir, entry);
+            let exit = if described { exit_of(dir, entry) } else { None };
             let mut body = json!({
                 "round": entry.iteration,
                 "state": state_of(entry),
@@ -52,19 +53,54 @@ pub fn rounds_of(dir: &LoopDir) -> Vec<PlannedRound> {
             if let Some(spent) = entry.spent.as_deref().and_then(spent_of) {
                 body["spent"] = spent;
             }
+            let ratchet = described.then(|| ratchet_in_state(dir)).flatten().or_else(|| {
+                entry.ratchet.as_deref().and_then(ratchet_moved_to).map(|value| json!({"value": value}))
+            });
+            if let Some(ratchet) = ratchet {
+                body["ratchet"] = ratchet;
+            }
             PlannedRound { round: entry.iteration, line: entry.line, body }
         })
         .collect()
 }
 
-/// The exit that ended the loop, when `state.json` says it has ended and
-/// this entry is the iteration it describes: done is E1 (goal met), stalled
-/// E5 (no progress), an exhausted iteration budget E2 (turn cap).
-fn exit_of(dir: &LoopDir, entry: &JournalEntry) -> Option<&'static str> {
-    let iteration = dir.state_number(&["iteration"]);
-    if iteration.is_some_and(|iteration| iteration as u32 != entry.iteration) {
-        return None;
+/// Whether `state.json` describes the loop as it was after `entry` (the
+/// last one): its `iteration` is the entry's, or it names none.
+fn describes(dir: &LoopDir, entry: &JournalEntry) -> bool {
+    dir.state_number(&["iteration"]).is_none_or(|iteration| iteration as u32 == entry.iteration)
+}
+
+/// `state.json`'s ratchet as the contract's object: its value, best and
+/// stall count, when it has a numeric value.
+fn ratchet_in_state(dir: &LoopDir) -> Option<Value> {
+    let value = dir.state_number(&["ratchet", "value"])?;
+    let mut ratchet = json!({"value": value});
+    if let Some(best) = dir.state_number(&["ratchet", "best"]) {
+        ratchet["best"] = json!(best);
     }
+    if let Some(stalls) =
+        dir.state_number(&["ratchet", "stall_count"]).filter(|n| *n >= 0.0 && n.fract() == 0.0)
+    {
+        ratchet["stall_count"] = json!(stalls as u64);
+    }
+    Some(ratchet)
+}
+
+/// The value a journal's `Ratchet:` line moved to: the number after the
+/// last arrow in "41 -> 43" (or "41 → 43"), else the line's first number.
+fn ratchet_moved_to(text: &str) -> Option<f64> {
+    let after = text.rsplit('→').next().unwrap_or(text);
+    let after = after.rsplit("->").next().unwrap_or(after);
+    after
+        .split(|character: char| !(character.is_ascii_digit() || matches!(character, '.' | '-')))
+        .filter_map(|word| word.trim_matches('.').parse::<f64>().ok())
+        .find(|number| number.is_finite())
+}
+
+/// The exit that ended the loop, when `state.json` says it has ended (for
+/// the iteration it describes): done is E1 (goal met), stalled E5 (no
+/// progress), an exhausted iteration budget E2 (turn cap).
+fn exit_of(dir: &LoopDir, entry: &JournalEntry) -> Option<&'static str> {
     match dir.state_text("status").as_deref().map(str::to_lowercase).as_deref() {
         Some("done") => return Some("E1"),
         Some("stalled") => return Some("E5"),
@@ -311,6 +347,15 @@ mod tests {
         assert_eq!(unnamed.len(), 1);
         assert_eq!(unnamed[0]["severity"], "blocking");
         assert!(findings_of(&entry("x", "48 passed, 0 failed, exit 0", "none")).is_empty());
+    }
+
+    #[test]
+    fn a_journal_ratchet_line_gives_the_value_it_moved_to() {
+        assert_eq!(ratchet_moved_to("5 -> 6"), Some(6.0));
+        assert_eq!(ratchet_moved_to("41 → 43 (best 43)"), Some(43.0));
+        assert_eq!(ratchet_moved_to("-3 -> -1"), Some(-1.0));
+        assert_eq!(ratchet_moved_to("87.5"), Some(87.5));
+        assert_eq!(ratchet_moved_to("unchanged"), None);
     }
 
     #[test]

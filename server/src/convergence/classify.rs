@@ -14,6 +14,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::finding::FindingKey;
+use super::ratchet::Ratchet;
 use super::reason;
 
 /// The stall threshold a loop gets when it has not configured one.
@@ -38,6 +39,10 @@ pub struct RoundInput {
     /// states alone (`fixed_point`, `cycle`, `first` or `acting`).
     #[serde(default = "judged_by_default")]
     pub judged: bool,
+    /// The loop's ratchet after the round, when it keeps one: a round that
+    /// moved it is never a stall (see [`Class::Ratcheting`]).
+    #[serde(default)]
+    pub ratchet: Option<Ratchet>,
 }
 
 fn judged_by_default() -> bool {
@@ -75,6 +80,11 @@ pub enum Class {
     Done,
     /// The first round of the run, with blocking findings.
     First,
+    /// As many blocking findings as before (the same or others), but the
+    /// loop's ratchet moved: progress the findings do not show, so neither
+    /// `stalled` nor `thrashing`. An added class, checked before those two;
+    /// a client that does not know it reads it as `continue`.
+    Ratcheting,
     /// The state moved but the blocking set did not.
     Stalled,
     /// As many blocking findings as before, but not the same ones.
@@ -203,6 +213,8 @@ pub struct PreviousRound {
     /// The previous round's `consecutive`: rounds in a row without progress,
     /// ending with it.
     pub consecutive: u32,
+    /// The previous round's ratchet, if it sent one.
+    pub ratchet: Option<Ratchet>,
 }
 
 /// Classifies `current` from what the store remembers of its run: the same
@@ -220,6 +232,7 @@ pub fn classify_next(memory: &RunMemory, current: &RoundInput, policy: &LoopPoli
         walk.previous = Some(Previous {
             state: previous.state.as_str(),
             findings: FindingSets::of_keys(&previous.findings),
+            ratchet: previous.ratchet,
         });
         walk.streak = previous.consecutive;
     }
@@ -256,6 +269,7 @@ impl<'a> FindingSets<'a> {
 struct Previous<'a> {
     state: &'a str,
     findings: FindingSets<'a>,
+    ratchet: Option<Ratchet>,
 }
 
 /// What the walk over a run keeps between rounds.
@@ -284,6 +298,8 @@ pub(super) struct Facts<'a> {
     pub(super) judged: bool,
     /// The previous round's counts and how the blocking set moved from it.
     pub(super) change: Option<Change>,
+    /// The ratchet before and after a round that moved it.
+    pub(super) ratchet_move: Option<(Ratchet, Ratchet)>,
 }
 
 pub(super) struct Change {
@@ -308,6 +324,13 @@ impl<'a> Walk<'a> {
             resolved_blocking: previous.findings.blocking.difference(&findings.blocking).count(),
         });
 
+        // The ratchet moved since the previous round (both sent one).
+        let ratchet_move =
+            match (self.previous.as_ref().and_then(|previous| previous.ratchet), current.ratchet) {
+                (Some(before), Some(after)) if after.moved_from(&before) => Some((before, after)),
+                _ => None,
+            };
+
         let mut period = None;
         let class = match &self.previous {
             Some(previous) if previous.state == state => Class::FixedPoint,
@@ -324,7 +347,7 @@ impl<'a> Walk<'a> {
             Some(_) if !current.judged => Class::Acting,
             _ if findings.blocking.is_empty() => Class::Done,
             None => Class::First,
-            Some(previous) => compare(&previous.findings, &findings),
+            Some(previous) => compare(&previous.findings, &findings, ratchet_move.is_some()),
         };
 
         // Rounds that change nothing (a fixed point, a return to an earlier
@@ -335,7 +358,12 @@ impl<'a> Walk<'a> {
             Class::FixedPoint | Class::Cycle | Class::Stalled | Class::Thrashing => {
                 self.streak.saturating_add(1)
             }
-            Class::Done | Class::First | Class::Converging | Class::Regressing | Class::Acting => 0,
+            Class::Done
+            | Class::First
+            | Class::Ratcheting
+            | Class::Converging
+            | Class::Regressing
+            | Class::Acting => 0,
         };
 
         self.seen.entry(state).or_default().push(current.round);
@@ -351,16 +379,21 @@ impl<'a> Walk<'a> {
             all: findings.all.len(),
             judged: current.judged,
             change,
+            ratchet_move: ratchet_move.filter(|_| class == Class::Ratcheting),
         };
-        self.previous = Some(Previous { state, findings });
+        self.previous = Some(Previous { state, findings, ratchet: current.ratchet });
         facts
     }
 }
 
 /// Rules 5 to 8: how the findings moved between two rounds of different
-/// states, when blocking findings remain.
-fn compare(previous: &FindingSets<'_>, current: &FindingSets<'_>) -> Class {
-    if current.blocking == previous.blocking {
+/// states, when blocking findings remain. Before rules 5 and 6, the added
+/// rule: as many blocking findings as before, but the ratchet moved, is
+/// `ratcheting`.
+fn compare(previous: &FindingSets<'_>, current: &FindingSets<'_>, ratchet_moved: bool) -> Class {
+    if ratchet_moved && current.blocking.len() == previous.blocking.len() {
+        Class::Ratcheting
+    } else if current.blocking == previous.blocking {
         Class::Stalled
     } else if current.blocking.len() == previous.blocking.len() {
         Class::Thrashing
@@ -387,7 +420,7 @@ fn explain(facts: &Facts<'_>, policy: &LoopPolicy) -> Classification {
         Class::First => (Outcome::Started, Advice::Continue),
         Class::Stalled | Class::Thrashing if facts.streak >= threshold => (Outcome::Stuck, Advice::Stop),
         Class::Stalled | Class::Thrashing => (Outcome::Stuck, Advice::Continue),
-        Class::Converging => (Outcome::Progressing, Advice::Continue),
+        Class::Ratcheting | Class::Converging => (Outcome::Progressing, Advice::Continue),
         Class::Regressing => (Outcome::Regressed, Advice::Continue),
         Class::Acting => (Outcome::Acting, Advice::Continue),
     };
@@ -436,11 +469,12 @@ impl fmt::Display for UnknownWireName {
 impl std::error::Error for UnknownWireName {}
 
 impl Class {
-    pub const ALL: [Class; 9] = [
+    pub const ALL: [Class; 10] = [
         Class::FixedPoint,
         Class::Cycle,
         Class::Done,
         Class::First,
+        Class::Ratcheting,
         Class::Stalled,
         Class::Thrashing,
         Class::Converging,
@@ -455,6 +489,7 @@ impl Class {
             Class::Cycle => "cycle",
             Class::Done => "done",
             Class::First => "first",
+            Class::Ratcheting => "ratcheting",
             Class::Stalled => "stalled",
             Class::Thrashing => "thrashing",
             Class::Converging => "converging",

@@ -32,11 +32,16 @@
 //!    to a state with nothing blocking, so there is nothing left to do).
 //! 3. `done`: `B_n` is empty. Stop; `converged`.
 //! 4. `first`: the run's first round. Continue; `started`.
-//! 5. `stalled`: `B_n == B_{n-1}`. `stuck`.
-//! 6. `thrashing`: `|B_n| == |B_{n-1}|` but the sets differ. `stuck`.
-//! 7. `converging`: `|F_n| < |F_{n-1}|` and `B_n ⊆ B_{n-1}`. Continue;
+//! 5. `ratcheting` (added to PRODUCT.md's eight, so checked before the
+//!    stuck classes it takes rounds from): `|B_n| == |B_{n-1}|` and the
+//!    round's ratchet moved since the previous round's (see
+//!    [`Ratchet::moved_from`]). Continue; `progressing`. A round that
+//!    moved the loop's one number is never a stall.
+//! 6. `stalled`: `B_n == B_{n-1}`. `stuck`.
+//! 7. `thrashing`: `|B_n| == |B_{n-1}|` but the sets differ. `stuck`.
+//! 8. `converging`: `|F_n| < |F_{n-1}|` and `B_n ⊆ B_{n-1}`. Continue;
 //!    `progressing`.
-//! 8. `regressing`: anything else. Continue; `regressed`.
+//! 9. `regressing`: anything else. Continue; `regressed`.
 //!
 //! # The stall threshold
 //!
@@ -78,6 +83,8 @@
 mod classify;
 mod diff;
 mod finding;
+mod fingerprint;
+mod ratchet;
 mod reason;
 
 #[cfg(test)]
@@ -89,3 +96,5 @@ pub use classify::{
 };
 pub use diff::{diff_rounds, RoundDiff};
 pub use finding::{FindingKey, Severity, Target, TargetError};
+pub use fingerprint::{Fingerprint, NEAR_BITS};
+pub use ratchet::Ratchet;

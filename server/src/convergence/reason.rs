@@ -4,6 +4,7 @@
 //! example, so callers can embed it in their own sentences.
 
 use super::classify::{Class, Facts};
+use super::ratchet::format_value;
 
 /// States longer than this are shortened in sentences; the full digest is
 /// always in the stored round, and a long hash only hides the sentence.
@@ -58,6 +59,32 @@ pub(super) fn describe(facts: &Facts<'_>, threshold: u32) -> String {
         }
         Class::First => {
             format!("first round of the run, with {blocking} among {}", count(facts.all, "finding"))
+        }
+        Class::Ratcheting => {
+            let moved = match facts.ratchet_move {
+                Some((before, after)) if before.value != after.value => format!(
+                    "the ratchet moved from {} to {}",
+                    format_value(before.value),
+                    format_value(after.value)
+                ),
+                Some((before, after)) => format!(
+                    "the ratchet's best moved from {} to {}",
+                    before.best.map(format_value).unwrap_or_default(),
+                    after.best.map(format_value).unwrap_or_default()
+                ),
+                None => "the ratchet moved".to_owned(),
+            };
+            let (_, new, resolved) = movement(facts);
+            if new == 0 && resolved == 0 {
+                let verb = if facts.blocking == 1 { "remains" } else { "remain" };
+                format!("{moved} while the same {blocking} {verb}, so the round made progress")
+            } else {
+                format!(
+                    "{moved} while blocking findings stayed at {} with {new} new and {resolved} resolved, \
+                     so the round made progress",
+                    facts.blocking
+                )
+            }
         }
         Class::Stalled => format!(
             "state {state} is new but the same {blocking} {}; {}",

@@ -45,6 +45,7 @@ fn run(rounds: &[(&str, &[&str])]) -> Vec<RoundInput> {
             state: (*state).to_owned(),
             findings: findings.iter().map(|spec| finding(spec)).collect(),
             judged: true,
+            ratchet: None,
         })
         .collect()
 }
@@ -215,10 +216,11 @@ fn cycle_back_to_a_clean_state_is_converged() {
 #[test]
 fn cycle_period_counts_round_numbers_across_gaps() {
     let inputs = [
-        RoundInput { round: 1, state: "a".into(), findings: vec![finding(X)], judged: true },
-        RoundInput { round: 4, state: "b".into(), findings: vec![finding(Y)], judged: true },
+        RoundInput { round: 1, state: "a".into(), findings: vec![finding(X)], judged: true, ratchet: None },
+        RoundInput { round: 4, state: "b".into(), findings: vec![finding(Y)], judged: true, ratchet: None },
     ];
-    let current = RoundInput { round: 7, state: "a".into(), findings: vec![finding(X)], judged: true };
+    let current =
+        RoundInput { round: 7, state: "a".into(), findings: vec![finding(X)], judged: true, ratchet: None };
     let got = classify_round(&inputs, &current, &LoopPolicy::default());
     assert_eq!((got.class, got.period), (Cycle, Some(6)));
 }
@@ -516,6 +518,98 @@ fn diff_of_identical_rounds_only_persists() {
     assert_eq!(diff.persisting.len(), 2);
 }
 
+// the ratchet
+
+/// A run written as `(state, findings, ratchet value)`, numbered from 1.
+fn ratcheted(rounds: &[(&str, &[&str], f64)]) -> Vec<Classification> {
+    let inputs: Vec<RoundInput> = rounds
+        .iter()
+        .zip(1..)
+        .map(|((state, findings, value), round)| RoundInput {
+            round,
+            state: (*state).to_owned(),
+            findings: findings.iter().map(|spec| finding(spec)).collect(),
+            judged: true,
+            ratchet: Some(Ratchet { value: *value, best: None, stall_count: None }),
+        })
+        .collect();
+    let whole = classify_run(&inputs, &LoopPolicy::default());
+    for (n, classification) in whole.iter().enumerate() {
+        assert_eq!(classification, &classify_round(&inputs[..n], &inputs[n], &LoopPolicy::default()));
+    }
+    whole
+}
+
+const AUDIT: &str = "B #test:audit verify";
+const PUSH: &str = "B #test:push verify";
+const IMPORT: &str = "B #test:import verify";
+
+#[test]
+fn a_round_that_moved_the_ratchet_is_never_a_stall() {
+    // The issue's journal: "missing: audit, push, import" (ratchet 5 -> 6),
+    // then "missing: push, import" (6 -> 7), then the same checks missing
+    // twice more while the ratchet climbs, then it stops moving.
+    let got = ratcheted(&[
+        ("i1", &[AUDIT, PUSH, IMPORT], 6.0),
+        ("i2", &[PUSH, IMPORT], 7.0),
+        ("i3", &[PUSH, IMPORT], 8.0),
+        ("i4", &[PUSH, IMPORT], 9.0),
+        ("i5", &[PUSH, IMPORT], 9.0),
+        ("i6", &[PUSH, IMPORT], 9.0),
+    ]);
+    let classes: Vec<Class> = got.iter().map(|round| round.class).collect();
+    assert_eq!(classes, [First, Converging, Ratcheting, Ratcheting, Stalled, Stalled]);
+    assert_eq!((got[2].outcome, got[2].advice, got[2].consecutive), (Outcome::Progressing, Continue, 0));
+    assert_eq!(
+        got[2].reason,
+        "the ratchet moved from 7 to 8 while the same 2 blocking findings remain, so the round made progress"
+    );
+    // The stall budget starts again after the ratchet last moved.
+    assert_eq!((got[4].advice, got[4].consecutive), (Continue, 1));
+    assert_eq!((got[5].advice, got[5].consecutive), (Stop, 2));
+}
+
+#[test]
+fn a_moved_ratchet_takes_a_round_from_thrashing_too() {
+    let got = ratcheted(&[("a", &[X, Y], 1.0), ("b", &[X, Z], 2.0), ("c", &[X, Y], 2.0)]);
+    assert_eq!(got[1].class, Ratcheting);
+    assert_eq!(
+        got[1].reason,
+        "the ratchet moved from 1 to 2 while blocking findings stayed at 2 with 1 new and 1 resolved, \
+         so the round made progress"
+    );
+    assert_eq!(got[2].class, Thrashing, "a ratchet that stood still does not excuse it");
+}
+
+#[test]
+fn the_ratchet_never_overrides_a_repeat_a_regression_or_done() {
+    // The same state again is a fixed point whatever the ratchet says; more
+    // blocking findings are a regression; none left is done.
+    let got = ratcheted(&[("a", &[X], 1.0), ("a", &[X], 2.0), ("b", &[X, Y], 3.0), ("c", &[], 4.0)]);
+    let classes: Vec<Class> = got.iter().map(|round| round.class).collect();
+    assert_eq!(classes, [First, FixedPoint, Regressing, Done]);
+}
+
+#[test]
+fn a_ratchet_that_fell_is_no_excuse() {
+    let got = ratcheted(&[("a", &[X], 5.0), ("b", &[X], 4.0)]);
+    assert_eq!(got[1].class, Stalled);
+}
+
+#[test]
+fn a_loop_that_starts_sending_its_ratchet_is_compared_from_then_on() {
+    let mut inputs = run(&[("a", &[X]), ("b", &[X]), ("c", &[X])]);
+    inputs[1].ratchet = Some(Ratchet { value: 3.0, best: Some(3.0), stall_count: Some(0) });
+    inputs[2].ratchet = Some(Ratchet { value: 3.0, best: Some(4.0), stall_count: Some(0) });
+    let got = classify_run(&inputs, &LoopPolicy::default());
+    assert_eq!(got[1].class, Stalled, "nothing to compare the first ratchet with");
+    assert_eq!(got[2].class, Ratcheting);
+    assert_eq!(
+        got[2].reason,
+        "the ratchet's best moved from 3 to 4 while the same 1 blocking finding remains, so the round made progress"
+    );
+}
+
 // rounds nobody judged (traces without finding events)
 
 /// A run of unjudged rounds, written as its states.
@@ -528,6 +622,7 @@ fn unjudged(states: &[&str]) -> Vec<Classification> {
             state: (*state).to_owned(),
             findings: vec![],
             judged: false,
+            ratchet: None,
         })
         .collect();
     let whole = classify_run(&inputs, &LoopPolicy::default());
@@ -567,8 +662,9 @@ fn unjudged_actions_that_come_back_are_a_cycle() {
 
 #[test]
 fn a_judged_round_after_unjudged_ones_is_classified_on_its_findings() {
-    let mut inputs = vec![RoundInput { round: 1, state: "a".into(), findings: vec![], judged: false }];
-    inputs.push(RoundInput { round: 2, state: "b".into(), findings: vec![], judged: true });
+    let mut inputs =
+        vec![RoundInput { round: 1, state: "a".into(), findings: vec![], judged: false, ratchet: None }];
+    inputs.push(RoundInput { round: 2, state: "b".into(), findings: vec![], judged: true, ratchet: None });
     let got = classify_run(&inputs, &LoopPolicy::default());
     assert_eq!((got[1].class, got[1].outcome), (Done, Outcome::Converged));
 }
@@ -583,6 +679,7 @@ fn an_unjudged_round_at_the_ceiling_stops_bounded() {
             state: (*state).to_owned(),
             findings: vec![],
             judged: false,
+            ratchet: None,
         })
         .collect();
     let got = classify_round(&inputs[..1], &inputs[1], &ceiling(2));
@@ -742,7 +839,14 @@ fn incremental_classification_matches_the_replay_on_random_runs() {
             let judged = rng.random_bool(0.8);
             let findings: Vec<FindingKey> =
                 pool.iter().filter(|_| judged && rng.random_bool(0.35)).cloned().collect();
-            let current = RoundInput { round: number, state: state.clone(), findings, judged };
+            // Some loops keep a ratchet: a value that wanders, sometimes
+            // with a best.
+            let ratchet = rng.random_bool(0.6).then(|| Ratchet {
+                value: f64::from(rng.random_range(0..4_u8)),
+                best: rng.random_bool(0.5).then(|| f64::from(rng.random_range(0..4_u8))),
+                stall_count: None,
+            });
+            let current = RoundInput { round: number, state: state.clone(), findings, judged, ratchet };
             let expected = classify_round(&history, &current, &policy);
             let memory = RunMemory {
                 previous: memory_previous.clone(),
@@ -756,6 +860,7 @@ fn incremental_classification_matches_the_replay_on_random_runs() {
                 state,
                 findings: current.findings.clone(),
                 consecutive: got.consecutive,
+                ratchet: current.ratchet,
             });
             history.push(current);
             rounds_checked += 1;

@@ -17,7 +17,8 @@ use sqlx::{Any, Row as _, Transaction};
 use crate::store::{Backend, StoreError};
 
 /// A bound value. Every column the round's statements bind is an integer
-/// or text (amounts travel as text and are cast by the database). A NULL
+/// or text (amounts travel as text and are cast by the database; they are
+/// read back as numbers). A NULL
 /// keeps its type: PostgreSQL refuses a text NULL for an integer column.
 #[derive(Debug, Clone)]
 pub(crate) enum Arg {
@@ -88,6 +89,7 @@ pub(crate) use args;
 pub(crate) trait DbRow {
     fn int(&self, index: usize) -> Result<Option<i64>, StoreError>;
     fn text(&self, index: usize) -> Result<Option<String>, StoreError>;
+    fn real(&self, index: usize) -> Result<Option<f64>, StoreError>;
 
     fn req_int(&self, index: usize) -> Result<i64, StoreError> {
         self.int(index)?.ok_or_else(|| null_column(index))
@@ -160,6 +162,10 @@ impl DbRow for sqlx::any::AnyRow {
     fn text(&self, index: usize) -> Result<Option<String>, StoreError> {
         Ok(self.try_get::<Option<String>, _>(index)?)
     }
+
+    fn real(&self, index: usize) -> Result<Option<f64>, StoreError> {
+        Ok(self.try_get::<Option<f64>, _>(index)?)
+    }
 }
 
 impl RoundDb for SqlxDb<'_> {
@@ -199,6 +205,10 @@ impl DbRow for rusqlite::Row<'_> {
 
     fn text(&self, index: usize) -> Result<Option<String>, StoreError> {
         Ok(self.get::<_, Option<String>>(index)?)
+    }
+
+    fn real(&self, index: usize) -> Result<Option<f64>, StoreError> {
+        Ok(self.get::<_, Option<f64>>(index)?)
     }
 }
 

@@ -11,8 +11,8 @@ use super::run_state::{self, DONE, FAILED, RUNNING, STOPPED};
 use super::wire::{Finding, RoundReport};
 use super::LoopsError;
 use crate::convergence::{
-    classify_next, Advice, Bound, Class, FindingKey, LoopPolicy, Outcome, PreviousRound, RunMemory, Severity,
-    Target,
+    classify_next, Advice, Bound, Class, Classification, FindingKey, Fingerprint, LoopPolicy, Outcome,
+    PreviousRound, Ratchet, RunMemory, Severity, Target, NEAR_BITS,
 };
 use crate::store::{now_millis, Backend, Store, StoreError};
 
@@ -31,6 +31,11 @@ pub struct RoundAnswer {
     pub class: Class,
     pub outcome: Outcome,
     pub seen_at: Vec<u32>,
+    /// For a round with a fingerprint: the earlier rounds of the run whose
+    /// fingerprint is within [`NEAR_BITS`] bits of its own (at most
+    /// [`MAX_NEAR_SEEN`], the latest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub near_seen_at: Option<Vec<u32>>,
     pub advice: Advice,
     pub reason: String,
     pub operator: OperatorNote,
@@ -72,6 +77,7 @@ pub struct Ingested {
     pub event: Option<RoundEvent>,
 }
 
+#[derive(Clone)]
 struct RunRow {
     id: i64,
     key: String,
@@ -132,14 +138,40 @@ fn upsert_loop_sql(run_condition: Option<&str>, by_token: bool) -> String {
     )
 }
 
-/// A stored round: 27 arguments, see `store_round`.
+/// A stored round: 36 arguments, see `store_round`.
 const INSERT_ROUND: &str =
     "INSERT INTO rounds (run_id, loop_id, round, state_digest, body_hash, spent_tokens, spent_usd, \
      spent_seconds, exit, error_code, error_body, class, outcome, advice, reason, seen_at, period, \
      consecutive, bound_max_rounds, blocking_count, finding_count, operator_stop, operator_steer, \
-     created_at, finding_keys, source, tool_calls) \
+     created_at, finding_keys, source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count, \
+     fingerprint, fingerprint_q0, fingerprint_q1, fingerprint_q2, fingerprint_q3, near_seen_at) \
      VALUES ($1, $2, $3, $4, $5, $6, CAST($7 AS DOUBLE PRECISION), CAST($8 AS DOUBLE PRECISION), $9, \
-     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)";
+     $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, \
+     CAST($28 AS DOUBLE PRECISION), CAST($29 AS DOUBLE PRECISION), $30, $31, $32, $33, $34, $35, $36)";
+
+/// How many earlier rounds sharing each quarter of a fingerprint are read
+/// as near candidates (the latest of them), and how many near rounds an
+/// answer lists at most (the latest): a round's near lookup reads at most
+/// four index ranges of this size, whatever the length of its run.
+pub const NEAR_CANDIDATES: i64 = 100;
+pub const MAX_NEAR_SEEN: usize = 100;
+
+/// The near candidates of a fingerprint: for each of its quarters
+/// (`$2`..`$5`), the latest [`NEAR_CANDIDATES`] (`$7`) earlier rounds
+/// (below `$6`) of the run (`$1`) that share it, by the quarter's index.
+static NEAR_CANDIDATES_SQL: LazyLock<String> = LazyLock::new(|| {
+    (0..4)
+        .map(|quarter| {
+            format!(
+                "SELECT round, fingerprint FROM (SELECT round, fingerprint FROM rounds \
+                 WHERE run_id = $1 AND fingerprint_q{quarter} = ${} AND round < $6 \
+                 ORDER BY round DESC LIMIT $7) AS q{quarter}",
+                quarter + 2
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" UNION ")
+});
 
 /// [`INSERT_ROUND`] giving back the round's id (built once, not per round).
 static INSERT_ROUND_RETURNING_ID: LazyLock<String> = LazyLock::new(|| format!("{INSERT_ROUND} RETURNING id"));
@@ -314,6 +346,15 @@ pub(crate) enum RoundTeam {
 /// or, for a round stored before with the same body, rebuilds the answer
 /// it got then (and no event). On an error the caller must roll back: the
 /// statements before it may have run.
+///
+/// The steps, each a function below: [`upsert_loop`] (the loop's row,
+/// locked, with its settings, the operator's pending commands and the
+/// round's run; the token checked), [`round_run`] (the run the round goes
+/// to, or the replay of a round stored before), [`classify`] (the engine's
+/// answer from the run's memory, STOP included), [`near_rounds`] (a
+/// fingerprint's near repeats), [`queue_alert`] (when the loop enters a bad
+/// state), [`write_round`] (the round, its findings, the run's new state
+/// and, on PostgreSQL, the live announcement) and [`move_current_run`].
 pub(crate) async fn store_round(
     db: &mut impl RoundDb,
     team: &RoundTeam,
@@ -321,18 +362,74 @@ pub(crate) async fn store_round(
     report: &RoundReport,
     now: i64,
 ) -> Result<Ingested, LoopsError> {
-    let backend = db.backend();
     let body_hash = report.body_hash();
+    let upserted = upsert_loop(db, team, loop_name, report, now).await?;
+    let run = match round_run(db, &upserted, report, &body_hash, now).await? {
+        RoundRun::Replay(answer) => return Ok(Ingested { answer, event: None }),
+        RoundRun::Store(run) => run,
+    };
+    let operator = OperatorNote { stop: upserted.pending_stop != 0, steer: upserted.pending_steer.clone() };
+    let classification = classify(db, &upserted, &run, report, &operator).await?;
+    let (new_state, ended) = run_after(&run, report, &operator);
+    let near_seen_at = match report.fingerprint {
+        Some(_) if run.last_round == 0 => Some(Vec::new()),
+        Some(fingerprint) => Some(near_rounds(db, &run, report.round, fingerprint).await?),
+        None => None,
+    };
+    if upserted.hooks > 0 {
+        queue_alert(db, upserted.team_id, loop_name, &run, report.round, &classification, now).await?;
+    }
+    let written = WrittenRound {
+        loop_id: upserted.id,
+        team_id: upserted.team_id,
+        loop_name,
+        run: &run,
+        report,
+        body_hash: &body_hash,
+        classification: &classification,
+        operator: &operator,
+        near_seen_at: near_seen_at.as_deref(),
+        new_state,
+        ended,
+        now,
+    };
+    let event = write_round(db, &written).await?;
+    move_current_run(db, &upserted, &run, &operator).await?;
+    let answer = RoundAnswer {
+        round: classification.round,
+        class: classification.class,
+        outcome: classification.outcome,
+        seen_at: classification.seen_at,
+        near_seen_at,
+        advice: classification.advice,
+        reason: classification.reason,
+        operator,
+        run: run.key,
+        period: classification.period,
+        consecutive: classification.consecutive,
+        bound: classification.bound,
+    };
+    Ok(Ingested { answer, event: Some(event) })
+}
 
-    // Creating the loop on its first round and locking its row are one
-    // statement: on PostgreSQL `DO UPDATE` locks the row until commit,
-    // which serialises the rounds of one loop; on SQLite the writer's
-    // transaction already holds the only write lock. The same statement
-    // says whether the team has an alert webhook (rounds of teams without
-    // one never look for alerts) and returns the round's run (see
-    // `upsert_loop_sql` for how, on PostgreSQL, it sees the latest).
-    // The loop token, when the round came with one, is checked by the
-    // same statement: only a live token's team gets its loop upserted.
+/// Creates the loop on its first round and locks its row, in one
+/// statement: on PostgreSQL `DO UPDATE` locks the row until commit, which
+/// serialises the rounds of one loop; on SQLite the writer's transaction
+/// already holds the only write lock. The same statement says whether the
+/// team has an alert webhook (rounds of teams without one never look for
+/// alerts) and returns the round's run (see `upsert_loop_sql` for how, on
+/// PostgreSQL, it sees the latest). The loop token, when the round came
+/// with one, is checked by the same statement: only a live token's team
+/// gets its loop upserted, and a token's last use is touched at most once
+/// per [`crate::accounts::LAST_USED_RESOLUTION_MS`].
+async fn upsert_loop(
+    db: &mut impl RoundDb,
+    team: &RoundTeam,
+    loop_name: &str,
+    report: &RoundReport,
+    now: i64,
+) -> Result<UpsertedLoop, LoopsError> {
+    let backend = db.backend();
     let run_kind = match (backend, report.run.is_some()) {
         (Backend::Postgres, _) => 0,
         (Backend::Sqlite, true) => 1,
@@ -383,104 +480,115 @@ pub(crate) async fn store_round(
             db.execute(crate::accounts::TOKEN_TOUCH, args![now, token_id]).await?;
         }
     }
-    let UpsertedLoop {
-        id: loop_id,
-        stall_threshold,
-        max_rounds,
-        current_run_id,
-        pending_stop,
-        pending_steer,
-        hooks,
-        run,
-        team_id,
-        token: _,
-    } = upserted;
-    let run = match run {
-        Some(run) => {
-            // A round after the run's last cannot be stored yet, which
-            // spares the hot path (appending) this lookup.
-            let stored_hash: Option<String> = if i64::from(report.round) > run.last_round {
-                None
-            } else {
-                db.optional(
-                    "SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2",
-                    args![run.id, i64::from(report.round)],
-                    |row| row.req_text(0),
-                )
-                .await?
-            };
-            match stored_hash {
-                Some(hash) if hash == body_hash => {
-                    let answer = stored_answer(db, &run, report.round).await?;
-                    return Ok(Ingested { answer, event: None });
-                }
-                // Without a run id, round 1 again means the loop started
-                // over: a new run, whatever the old one holds.
-                _ if report.run.is_none() && report.round == 1 => None,
-                Some(_) => {
-                    return Err(LoopsError::conflict(
-                        Some("round"),
-                        format!(
-                            "round {} of run {:?} was already stored with a different body",
-                            report.round, run.key
-                        ),
-                    ))
-                }
-                None if i64::from(report.round) <= run.last_round => {
-                    return Err(LoopsError::conflict(
-                        Some("round"),
-                        format!(
-                            "round {} is not after round {}, the last of run {:?}: rounds are strictly increasing",
-                            report.round, run.last_round, run.key
-                        ),
-                    ))
-                }
-                None if run_state::is_final(&run.state) && !(run.state == STOPPED && report.exit.is_some()) => {
-                    return Err(LoopsError::conflict(
-                        Some("run"),
-                        format!(
-                            "run {:?} has ended ({}); start a new run with round 1 or a new run id",
-                            run.key, run.state
-                        ),
-                    ))
-                }
-                None => Some(run),
-            }
-        }
-        None => None,
-    };
-    let run = match run {
-        Some(run) => run,
-        None => start_run(db, loop_id, report.run.as_deref(), now).await?,
-    };
+    Ok(upserted)
+}
 
-    // What the classification needs of the run so far: its previous round
-    // and the earlier rounds of this round's state, read by index, so that
-    // a round costs the same however long the run (a run that has just
-    // started has nothing to read).
+/// Where a round goes: a run to store it in, or the answer it got when it
+/// was stored before with the same body.
+enum RoundRun {
+    Store(RunRow),
+    Replay(RoundAnswer),
+}
+
+/// The run `report` goes to: the one the upsert returned, unless the round
+/// is a replay (the same body again), a conflict (another body, a round
+/// not after the run's last, an ended run: refused with 409), or round 1
+/// without a run id (the loop started over); else a new run.
+async fn round_run(
+    db: &mut impl RoundDb,
+    upserted: &UpsertedLoop,
+    report: &RoundReport,
+    body_hash: &str,
+    now: i64,
+) -> Result<RoundRun, LoopsError> {
+    if let Some(run) = upserted.run.as_ref() {
+        // A round after the run's last cannot be stored yet, which spares
+        // the hot path (appending) this lookup.
+        let stored_hash: Option<String> = if i64::from(report.round) > run.last_round {
+            None
+        } else {
+            db.optional(
+                "SELECT body_hash FROM rounds WHERE run_id = $1 AND round = $2",
+                args![run.id, i64::from(report.round)],
+                |row| row.req_text(0),
+            )
+            .await?
+        };
+        match stored_hash {
+            Some(hash) if hash == body_hash => {
+                return Ok(RoundRun::Replay(stored_answer(db, run, report.round).await?));
+            }
+            // Without a run id, round 1 again means the loop started over:
+            // a new run, whatever the old one holds.
+            _ if report.run.is_none() && report.round == 1 => {}
+            Some(_) => {
+                return Err(LoopsError::conflict(
+                    Some("round"),
+                    format!(
+                        "round {} of run {:?} was already stored with a different body",
+                        report.round, run.key
+                    ),
+                ))
+            }
+            None if i64::from(report.round) <= run.last_round => {
+                return Err(LoopsError::conflict(
+                    Some("round"),
+                    format!(
+                    "round {} is not after round {}, the last of run {:?}: rounds are strictly increasing",
+                    report.round, run.last_round, run.key
+                ),
+                ))
+            }
+            None if run_state::is_final(&run.state) && !(run.state == STOPPED && report.exit.is_some()) => {
+                return Err(LoopsError::conflict(
+                    Some("run"),
+                    format!(
+                        "run {:?} has ended ({}); start a new run with round 1 or a new run id",
+                        run.key, run.state
+                    ),
+                ))
+            }
+            None => return Ok(RoundRun::Store(run.clone())),
+        }
+    }
+    Ok(RoundRun::Store(start_run(db, upserted.id, report.run.as_deref(), now).await?))
+}
+
+/// The engine's answer for `report`, from what the store remembers of its
+/// run: its previous round and the earlier rounds of this round's state,
+/// read by index, so a round costs the same however long the run (a run
+/// that has just started has nothing to read). The operator's STOP
+/// travels on this answer: its advice says so too, for the loop that
+/// reads only `advice` (PRODUCT.md section 2).
+async fn classify(
+    db: &mut impl RoundDb,
+    upserted: &UpsertedLoop,
+    run: &RunRow,
+    report: &RoundReport,
+    operator: &OperatorNote,
+) -> Result<Classification, LoopsError> {
     let memory =
-        if run.last_round == 0 { RunMemory::default() } else { load_memory(db, &run, report).await? };
+        if run.last_round == 0 { RunMemory::default() } else { load_memory(db, run, report).await? };
     let policy = LoopPolicy {
-        stall_threshold: u32::try_from(stall_threshold.max(0)).unwrap_or(u32::MAX),
-        max_rounds: max_rounds.and_then(|max| u32::try_from(max).ok()),
+        stall_threshold: u32::try_from(upserted.stall_threshold.max(0)).unwrap_or(u32::MAX),
+        max_rounds: upserted.max_rounds.and_then(|max| u32::try_from(max).ok()),
     };
-    let current = report.engine_input();
-    let mut classification = classify_next(&memory, &current, &policy);
-    let operator = OperatorNote { stop: pending_stop != 0, steer: pending_steer };
-    // The operator's STOP travels on this answer: its advice says so too, for
-    // the loop that reads only `advice` (PRODUCT.md section 2).
+    let mut classification = classify_next(&memory, &report.engine_input(), &policy);
     if operator.stop && classification.advice != Advice::Stop {
         classification.advice = Advice::Stop;
         classification.reason = format!("the operator pressed STOP; {}", classification.reason);
     }
+    Ok(classification)
+}
 
-    let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
-    let blocking = keys.iter().filter(|key| key.is_blocking()).count();
-
-    let (new_state, ended) = if run.state == STOPPED {
+/// The run's state after `report`, and whether the round ended it: an
+/// exit ends it (done for a detection or nothing blocking, stopped for a
+/// person, failed otherwise), so does the operator's STOP delivered now.
+fn run_after(run: &RunRow, report: &RoundReport, operator: &OperatorNote) -> (&'static str, bool) {
+    if run.state == STOPPED {
         (STOPPED, true)
     } else if let Some(exit) = report.exit {
-        if exit.is_detect() || blocking == 0 {
+        if exit.is_detect() || report.blocking_count() == 0 {
             (DONE, true)
         } else if exit.is_human_interrupt() {
             (STOPPED, true)
@@ -491,16 +599,90 @@ pub(crate) async fn store_round(
         (STOPPED, true)
     } else {
         (RUNNING, false)
-    };
+    }
+}
 
+/// Queues an alert when the loop enters a bad state with this round (not
+/// on every round it stays there), in the round's transaction.
+async fn queue_alert(
+    db: &mut impl RoundDb,
+    team_id: i64,
+    loop_name: &str,
+    run: &RunRow,
+    round: u32,
+    classification: &Classification,
+    now: i64,
+) -> Result<(), StoreError> {
+    let Some(kind) = crate::alerts::AlertKind::of_round(
+        classification.class.as_str(),
+        classification.outcome.as_str(),
+        classification.advice.as_str(),
+    ) else {
+        return Ok(());
+    };
+    let previous = db
+        .optional(
+            "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+            args![run.id, i64::from(round)],
+            |row| Ok((row.req_text(0)?, row.req_text(1)?, row.req_text(2)?)),
+        )
+        .await?;
+    let was = previous
+        .and_then(|(class, outcome, advice)| crate::alerts::AlertKind::of_round(&class, &outcome, &advice));
+    if was == Some(kind) {
+        return Ok(());
+    }
+    let team = db.one("SELECT slug FROM teams WHERE id = $1", args![team_id], |row| row.req_text(0)).await?;
+    let payload = serde_json::json!({
+        "type": format!("loop.{}", kind.as_str()),
+        "team": team,
+        "loop": loop_name,
+        "run": run.key,
+        "round": round,
+        "class": classification.class.as_str(),
+        "outcome": classification.outcome.as_str(),
+        "advice": classification.advice.as_str(),
+        "reason": classification.reason,
+        "at": now,
+    });
+    db.execute(crate::alerts::ENQUEUE, args![team_id, loop_name, kind.as_str(), payload.to_string(), now])
+        .await?;
+    Ok(())
+}
+
+/// Everything [`write_round`] stores.
+struct WrittenRound<'a> {
+    loop_id: i64,
+    team_id: i64,
+    loop_name: &'a str,
+    run: &'a RunRow,
+    report: &'a RoundReport,
+    body_hash: &'a str,
+    classification: &'a Classification,
+    operator: &'a OperatorNote,
+    near_seen_at: Option<&'a [u32]>,
+    new_state: &'static str,
+    ended: bool,
+    now: i64,
+}
+
+/// Writes the round, its findings and its run's new state, and gives back
+/// the event to publish (with the round's id). On PostgreSQL these and the
+/// live announcement are one statement (see [`write_round_postgres`]).
+async fn write_round(db: &mut impl RoundDb, round: &WrittenRound<'_>) -> Result<RoundEvent, StoreError> {
+    let (report, classification, operator) = (round.report, round.classification, round.operator);
+    let current = report.engine_input();
+    let keys: BTreeSet<&FindingKey> = current.findings.iter().collect();
+    let blocking = keys.iter().filter(|key| key.is_blocking()).count();
     let seen_at = serde_json::to_string(&classification.seen_at).unwrap_or_else(|_| "[]".to_string());
     let finding_keys = serde_json::to_string(&current.findings).unwrap_or_else(|_| "[]".to_string());
+    let quarters = report.fingerprint.map(Fingerprint::quarters);
     let round_args = args![
-        run.id,
-        loop_id,
+        round.run.id,
+        round.loop_id,
         i64::from(report.round),
         &report.state,
-        &body_hash,
+        round.body_hash,
         report.spent.tokens,
         // Amounts travel as text and are cast by the database:
         // sqlx 0.8.6's Any driver binds a NULL f64 as a float4
@@ -525,70 +707,37 @@ pub(crate) async fn store_round(
         keys.len() as i64,
         i64::from(operator.stop),
         operator.steer.clone(),
-        now,
+        round.now,
         &finding_keys,
         report.source.as_str(),
         (!report.tool_calls.is_empty())
             .then(|| serde_json::to_string(&report.tool_calls).unwrap_or_else(|_| "[]".to_string())),
+        // Amounts as text, as above.
+        report.ratchet.map(|ratchet| ratchet.value.to_string()),
+        report.ratchet.and_then(|ratchet| ratchet.best).map(|best| best.to_string()),
+        report.ratchet.and_then(|ratchet| ratchet.stall_count).map(i64::from),
+        report.fingerprint.map(Fingerprint::stored),
+        quarters.map(|quarters| quarters[0]),
+        quarters.map(|quarters| quarters[1]),
+        quarters.map(|quarters| quarters[2]),
+        quarters.map(|quarters| quarters[3]),
+        round.near_seen_at.map(|near| serde_json::to_string(near).unwrap_or_else(|_| "[]".to_string())),
     ];
-
-    // An alert when the loop enters a bad state (not on every round it
-    // stays there), queued with the round it belongs to.
-    let alert = crate::alerts::AlertKind::of_round(
-        classification.class.as_str(),
-        classification.outcome.as_str(),
-        classification.advice.as_str(),
-    )
-    .filter(|_| hooks > 0);
-    if let Some(kind) = alert {
-        let previous = db
-            .optional(
-                "SELECT class, outcome, advice FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
-                args![run.id, i64::from(report.round)],
-                |row| Ok((row.req_text(0)?, row.req_text(1)?, row.req_text(2)?)),
-            )
-            .await?;
-        let was = previous.and_then(|(class, outcome, advice)| {
-            crate::alerts::AlertKind::of_round(&class, &outcome, &advice)
-        });
-        if was != Some(kind) {
-            let team =
-                db.one("SELECT slug FROM teams WHERE id = $1", args![team_id], |row| row.req_text(0)).await?;
-            let payload = serde_json::json!({
-                "type": format!("loop.{}", kind.as_str()),
-                "team": team,
-                "loop": loop_name,
-                "run": run.key,
-                "round": report.round,
-                "class": classification.class.as_str(),
-                "outcome": classification.outcome.as_str(),
-                "advice": classification.advice.as_str(),
-                "reason": classification.reason,
-                "at": now,
-            });
-            db.execute(
-                crate::alerts::ENQUEUE,
-                args![team_id, loop_name, kind.as_str(), payload.to_string(), now],
-            )
-            .await?;
-        }
-    }
-
     let update_run = args![
-        new_state,
+        round.new_state,
         report.exit.map(|exit| exit.as_string()),
         i64::from(report.round),
-        now,
-        i64::from(ended),
-        run.id
+        round.now,
+        i64::from(round.ended),
+        round.run.id
     ];
     let mut event = RoundEvent {
         id: 0,
-        team_id,
-        loop_id,
-        loop_name: loop_name.to_string(),
-        run: run.key.clone(),
-        run_state: new_state.to_string(),
+        team_id: round.team_id,
+        loop_id: round.loop_id,
+        loop_name: round.loop_name.to_string(),
+        run: round.run.key.clone(),
+        run_state: round.new_state.to_string(),
         round: report.round,
         state: report.state.clone(),
         class: classification.class,
@@ -596,9 +745,9 @@ pub(crate) async fn store_round(
         advice: classification.advice,
         blocking: count_u32(blocking),
         findings: count_u32(keys.len()),
-        created_at: now,
+        created_at: round.now,
     };
-    event.id = match backend {
+    event.id = match db.backend() {
         Backend::Sqlite => {
             let round_id = db.one(&INSERT_ROUND_RETURNING_ID, round_args, |row| row.req_int(0)).await?;
             insert_findings(db, round_id, &report.findings, 0).await?;
@@ -607,32 +756,26 @@ pub(crate) async fn store_round(
         }
         Backend::Postgres => write_round_postgres(db, round_args, report, update_run, &event).await?,
     };
+    Ok(event)
+}
 
-    // The loop row changes only when the current run moves or operator
-    // commands were delivered; skipping the write otherwise keeps the
-    // hot path one statement shorter.
-    if current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
+/// The loop row changes only when the current run moves or operator
+/// commands were delivered; skipping the write otherwise keeps the hot path
+/// one statement shorter.
+async fn move_current_run(
+    db: &mut impl RoundDb,
+    upserted: &UpsertedLoop,
+    run: &RunRow,
+    operator: &OperatorNote,
+) -> Result<(), StoreError> {
+    if upserted.current_run_id != Some(run.id) || operator.stop || operator.steer.is_some() {
         db.execute(
             "UPDATE loops SET current_run_id = $1, pending_stop = 0, pending_steer = NULL WHERE id = $2",
-            args![run.id, loop_id],
+            args![run.id, upserted.id],
         )
         .await?;
     }
-
-    let answer = RoundAnswer {
-        round: classification.round,
-        class: classification.class,
-        outcome: classification.outcome,
-        seen_at: classification.seen_at,
-        advice: classification.advice,
-        reason: classification.reason,
-        operator,
-        run: run.key,
-        period: classification.period,
-        consecutive: classification.consecutive,
-        bound: classification.bound,
-    };
-    Ok(Ingested { answer, event: Some(event) })
+    Ok(())
 }
 
 /// The loop's row after its upsert, with the round's run when the upsert
@@ -664,14 +807,31 @@ async fn load_memory(
     let round = i64::from(report.round);
     let previous = db
         .optional(
-            "SELECT id, round, state_digest, finding_keys, consecutive FROM rounds \
-             WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
+            "SELECT id, round, state_digest, finding_keys, consecutive, ratchet_value, ratchet_best, \
+             ratchet_stall_count FROM rounds WHERE run_id = $1 AND round < $2 ORDER BY round DESC LIMIT 1",
             args![run.id, round],
-            |row| Ok((row.req_int(0)?, row.req_int(1)?, row.req_text(2)?, row.text(3)?, row.req_int(4)?)),
+            |row| {
+                let ratchet = match row.real(5)? {
+                    Some(value) => Some(Ratchet {
+                        value,
+                        best: row.real(6)?,
+                        stall_count: row.int(7)?.and_then(|count| u32::try_from(count).ok()),
+                    }),
+                    None => None,
+                };
+                Ok((
+                    row.req_int(0)?,
+                    row.req_int(1)?,
+                    row.req_text(2)?,
+                    row.text(3)?,
+                    row.req_int(4)?,
+                    ratchet,
+                ))
+            },
         )
         .await?;
     let previous = match previous {
-        Some((id, number, state, keys, consecutive)) => {
+        Some((id, number, state, keys, consecutive, ratchet)) => {
             let findings = match keys.as_deref().map(serde_json::from_str::<Vec<FindingKey>>) {
                 Some(Ok(findings)) => findings,
                 _ => legacy_finding_keys(db, id).await?,
@@ -681,6 +841,7 @@ async fn load_memory(
                 state,
                 findings,
                 consecutive: u32::try_from(consecutive.max(0)).unwrap_or(u32::MAX),
+                ratchet,
             })
         }
         None => None,
@@ -693,6 +854,34 @@ async fn load_memory(
         )
         .await?;
     Ok(RunMemory { previous, seen_at })
+}
+
+/// The earlier rounds of the run whose fingerprint is within
+/// [`NEAR_BITS`] bits of `fingerprint`, ascending, at most
+/// [`MAX_NEAR_SEEN`] (the latest). Two fingerprints that near share one of
+/// their four 16-bit quarters, so the candidates are read by the quarters'
+/// indexes ([`NEAR_CANDIDATES`] each) and then measured here.
+async fn near_rounds(
+    db: &mut impl RoundDb,
+    run: &RunRow,
+    round: u32,
+    fingerprint: Fingerprint,
+) -> Result<Vec<u32>, StoreError> {
+    let [q0, q1, q2, q3] = fingerprint.quarters();
+    let candidates = db
+        .rows(&NEAR_CANDIDATES_SQL, args![run.id, q0, q1, q2, q3, i64::from(round), NEAR_CANDIDATES], |row| {
+            Ok((line_number(row.req_int(0)?), Fingerprint::from_stored(row.req_int(1)?)))
+        })
+        .await?;
+    let mut near: Vec<u32> = candidates
+        .into_iter()
+        .filter(|(_, candidate)| candidate.distance(fingerprint) <= NEAR_BITS)
+        .map(|(round, _)| round)
+        .collect();
+    near.sort_unstable();
+    near.dedup();
+    let keep_from = near.len().saturating_sub(MAX_NEAR_SEEN);
+    Ok(near.split_off(keep_from))
 }
 
 /// The finding keys of a round stored before its `finding_keys` column.
@@ -724,10 +913,10 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
             run.id
         ))))
     };
-    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer) = db
-        .one(
+    let (class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, stop, steer, near) =
+        db.one(
             "SELECT class, outcome, advice, reason, seen_at, period, consecutive, bound_max_rounds, \
-             operator_stop, operator_steer FROM rounds WHERE run_id = $1 AND round = $2",
+             operator_stop, operator_steer, near_seen_at FROM rounds WHERE run_id = $1 AND round = $2",
             args![run.id, i64::from(round)],
             |row| {
                 Ok((
@@ -741,6 +930,7 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
                     row.int(7)?,
                     row.req_int(8)?,
                     row.text(9)?,
+                    row.text(10)?,
                 ))
             },
         )
@@ -750,6 +940,9 @@ async fn stored_answer(db: &mut impl RoundDb, run: &RunRow, round: u32) -> Resul
         class: class.parse().map_err(|_| corrupt("class"))?,
         outcome: outcome.parse().map_err(|_| corrupt("outcome"))?,
         seen_at: serde_json::from_str(&seen_at).map_err(|_| corrupt("seen_at"))?,
+        near_seen_at: near
+            .map(|near| serde_json::from_str(&near).map_err(|_| corrupt("near_seen_at")))
+            .transpose()?,
         advice: advice.parse().map_err(|_| corrupt("advice"))?,
         reason,
         operator: OperatorNote { stop: stop != 0, steer },

@@ -9,7 +9,7 @@ use super::ingest::{begin_write, severity_from_column, target_from_columns, Oper
 use super::run_state::{self, BLOCKED, RUNNING};
 use super::wire::{Blocked, Heartbeat, RoundError, RoundSource, Spent, ToolCall};
 use super::LoopsError;
-use crate::convergence::{Advice, Class, FindingKey, Outcome};
+use crate::convergence::{Advice, Class, FindingKey, Fingerprint, Outcome, Ratchet};
 use crate::store::{now_millis, Store};
 
 /// The most rounds one history request returns: a long run is read a page
@@ -43,7 +43,7 @@ pub struct RoundsPage {
 /// One point of a run's chart: a round, or a bucket of rounds in a long run
 /// (every round up to [`CHART_POINTS`], then buckets that keep each one's
 /// worst class, its most findings and whether a state repeated in it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChartPoint {
     pub first_round: u32,
     pub last_round: u32,
@@ -55,6 +55,13 @@ pub struct ChartPoint {
     /// A cycle's period (the first round's, in a bucket).
     #[serde(default)]
     pub period: Option<u32>,
+    /// The loop's ratchet after the point's last round, if it sent one.
+    #[serde(default)]
+    pub ratchet: Option<f64>,
+    /// Whether a round of the point was a near repeat (its fingerprint
+    /// within a few bits of an earlier round's).
+    #[serde(default)]
+    pub near: bool,
 }
 
 /// How many points a run's chart has at most.
@@ -110,6 +117,15 @@ pub struct HistoryRound {
     /// The tool calls of a round from traces, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
+    /// The loop's ratchet after the round, as it sent it.
+    #[serde(default)]
+    pub ratchet: Option<Ratchet>,
+    /// The round's fingerprint (16 hex digits), if it had one.
+    #[serde(default)]
+    pub fingerprint: Option<String>,
+    /// For a round with a fingerprint: the earlier rounds near it.
+    #[serde(default)]
+    pub near_seen_at: Option<Vec<u32>>,
 }
 
 /// `GET .../rounds`: one run of a loop and a page of its rounds.
@@ -145,7 +161,7 @@ pub struct RunGlance {
 }
 
 /// One round of a [`RunGlance`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GlanceRow {
     pub round: u32,
     pub state: String,
@@ -155,6 +171,8 @@ pub struct GlanceRow {
     pub period: Option<u32>,
     pub blocking: u32,
     pub error: Option<String>,
+    /// The ratchet's value after the round, if the loop sent one.
+    pub ratchet: Option<f64>,
 }
 
 /// A loop in its team's list.
@@ -321,8 +339,10 @@ impl Store {
         run: &str,
     ) -> Result<Vec<ChartPoint>, LoopsError> {
         let loop_id = self.existing_loop(team_id, loop_name).await?;
-        let rows: Vec<(i64, String, i64, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT r.round, r.class, r.blocking_count, r.finding_count, r.period FROM rounds r \
+        #[allow(clippy::type_complexity)]
+        let rows: Vec<(i64, String, i64, i64, Option<i64>, Option<f64>, i64)> = sqlx::query_as(
+            "SELECT r.round, r.class, r.blocking_count, r.finding_count, r.period, r.ratchet_value, \
+             CAST(CASE WHEN r.near_seen_at IS NULL OR r.near_seen_at = '[]' THEN 0 ELSE 1 END AS BIGINT) FROM rounds r \
              JOIN runs ON runs.id = r.run_id WHERE runs.loop_id = $1 AND runs.run_key = $2 ORDER BY r.round",
         )
         .bind(loop_id)
@@ -331,7 +351,7 @@ impl Store {
         .await?;
         let points: Vec<ChartPoint> = rows
             .into_iter()
-            .filter_map(|(round, class, blocking, all, period)| {
+            .filter_map(|(round, class, blocking, all, period, ratchet, near)| {
                 let class: Class = class.parse().ok()?;
                 Some(ChartPoint {
                     first_round: to_u32(round),
@@ -341,6 +361,8 @@ impl Store {
                     repeats: u32::from(matches!(class, Class::FixedPoint | Class::Cycle)),
                     class,
                     period: period.map(to_u32),
+                    ratchet,
+                    near: near != 0,
                 })
             })
             .collect();
@@ -368,9 +390,19 @@ impl Store {
             return Ok(RunGlance::default());
         };
         #[allow(clippy::type_complexity)]
-        let rows: Vec<(i64, String, String, String, String, Option<i64>, i64, Option<String>)> = sqlx::query_as(
-            "SELECT round, state_digest, class, advice, reason, period, blocking_count, error_code FROM rounds \
-             WHERE run_id = $1 ORDER BY round DESC LIMIT $2",
+        let rows: Vec<(
+            i64,
+            String,
+            String,
+            String,
+            String,
+            Option<i64>,
+            i64,
+            Option<String>,
+            Option<f64>,
+        )> = sqlx::query_as(
+            "SELECT round, state_digest, class, advice, reason, period, blocking_count, error_code, \
+                 ratchet_value FROM rounds WHERE run_id = $1 ORDER BY round DESC LIMIT $2",
         )
         .bind(run_id)
         .bind(i64::from(last) + 1)
@@ -381,7 +413,7 @@ impl Store {
         let mut recent: Vec<GlanceRow> = rows
             .into_iter()
             .take(last as usize)
-            .map(|(round, state, class, advice, reason, period, blocking, error)| GlanceRow {
+            .map(|(round, state, class, advice, reason, period, blocking, error, ratchet)| GlanceRow {
                 round: to_u32(round),
                 state,
                 class,
@@ -390,6 +422,7 @@ impl Store {
                 period: period.map(to_u32),
                 blocking: to_u32(blocking),
                 error,
+                ratchet,
             })
             .collect();
         recent.reverse();
@@ -513,9 +546,16 @@ impl Store {
             i64,
             String,
             Option<String>,
+            Option<f64>,
+            Option<f64>,
+            Option<i64>,
+            Option<i64>,
+            Option<String>,
         )> = sqlx::query_as(
                 "SELECT id, spent_seconds, exit, error_code, error_body, operator_stop, operator_steer, created_at, \
-                 source, tool_calls FROM rounds WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
+                 source, tool_calls, ratchet_value, ratchet_best, ratchet_stall_count, fingerprint, near_seen_at \
+                 FROM rounds \
+                 WHERE run_id = $1 AND round >= $2 AND round <= $3 ORDER BY round",
             )
             .bind(run_id)
             .bind(from)
@@ -564,8 +604,23 @@ impl Store {
             usd,
         ) in rows
         {
-            let (_, seconds, exit, error_code, error_body, stop, steer, created_at, source, tool_calls) =
-                extras.remove(&id).ok_or_else(|| unreadable("row"))?;
+            let (
+                _,
+                seconds,
+                exit,
+                error_code,
+                error_body,
+                stop,
+                steer,
+                created_at,
+                source,
+                tool_calls,
+                ratchet_value,
+                ratchet_best,
+                ratchet_stall_count,
+                fingerprint,
+                near_seen_at,
+            ) = extras.remove(&id).ok_or_else(|| unreadable("row"))?;
             rounds.push(HistoryRound {
                 round: to_u32(round),
                 state,
@@ -592,6 +647,16 @@ impl Store {
                 tool_calls: match tool_calls {
                     Some(text) => serde_json::from_str(&text).map_err(|_| unreadable("tool_calls"))?,
                     None => Vec::new(),
+                },
+                ratchet: ratchet_value.map(|value| Ratchet {
+                    value,
+                    best: ratchet_best,
+                    stall_count: ratchet_stall_count.map(to_u32),
+                }),
+                fingerprint: fingerprint.map(|stored| Fingerprint::from_stored(stored).hex()),
+                near_seen_at: match near_seen_at {
+                    Some(text) => Some(serde_json::from_str(&text).map_err(|_| unreadable("near_seen_at"))?),
+                    None => None,
                 },
             });
         }
@@ -928,6 +993,8 @@ pub fn bucket_chart(points: Vec<ChartPoint>, width: usize) -> Vec<ChartPoint> {
             let mut bucket = chunk[0].clone();
             for point in &chunk[1..] {
                 bucket.last_round = point.last_round;
+                bucket.ratchet = point.ratchet.or(bucket.ratchet);
+                bucket.near |= point.near;
                 bucket.blocking = bucket.blocking.max(point.blocking);
                 bucket.other = bucket.other.max(point.other);
                 bucket.repeats += point.repeats;
@@ -949,7 +1016,7 @@ fn severity_of(class: Class) -> u8 {
         Class::Regressing => 4,
         Class::Acting => 3,
         Class::First => 2,
-        Class::Converging => 1,
+        Class::Ratcheting | Class::Converging => 1,
         Class::Done => 0,
     }
 }

@@ -5,10 +5,12 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::web::json::strict_json;
 use sha2::{Digest, Sha256};
 
 use super::LoopsError;
-use crate::convergence::{FindingKey, RoundInput, Severity, Target};
+use crate::convergence::{FindingKey, Fingerprint, Ratchet, RoundInput, Severity, Target};
 use crate::stored_text::{self, limits, Rule};
 
 /// Limits on the text fields. They keep one round's row a sensible size; the
@@ -24,6 +26,10 @@ const MAX_TARGET_CHARS: usize = 1024;
 const MAX_ERROR_CODE_CHARS: usize = 256;
 const MAX_BLOCKED_REASON_CHARS: usize = 64;
 const MAX_BLOCKED_SUBJECT_CHARS: usize = 512;
+/// The most bytes of `text` a round may send to be fingerprinted: the
+/// SimHash hashes every 4-character shingle of it in the request's task,
+/// and the text is never kept.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 
 /// One of the taxonomy's exits, E1 to E8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -131,6 +137,11 @@ pub struct RoundReport {
     pub source: RoundSource,
     /// The tool calls of a round from traces, in order.
     pub tool_calls: Vec<ToolCall>,
+    /// The loop's ratchet after the round, when it sent one.
+    pub ratchet: Option<Ratchet>,
+    /// The SimHash of what was judged: as sent, or computed from the
+    /// round's `text`, which is dropped once read.
+    pub fingerprint: Option<Fingerprint>,
 }
 
 impl RoundReport {
@@ -205,6 +216,28 @@ impl RoundReport {
             }
             Some(_) => return Err(LoopsError::invalid(Some("error"), "error must be null or an object")),
         };
+        let ratchet = match body.get("ratchet") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(ratchet)) => Some(Ratchet {
+                value: finite_number(ratchet.get("value"), "ratchet.value")?.ok_or_else(|| {
+                    LoopsError::invalid(Some("ratchet.value"), "ratchet.value must be a number")
+                })?,
+                best: finite_number(ratchet.get("best"), "ratchet.best")?,
+                stall_count: match ratchet.get("stall_count") {
+                    None | Some(Value::Null) => None,
+                    Some(value) => {
+                        Some(value.as_u64().and_then(|count| u32::try_from(count).ok()).ok_or_else(|| {
+                            LoopsError::invalid(
+                                Some("ratchet.stall_count"),
+                                "ratchet.stall_count must be a non-negative integer",
+                            )
+                        })?)
+                    }
+                },
+            }),
+            Some(_) => return Err(LoopsError::invalid(Some("ratchet"), "ratchet must be null or an object")),
+        };
+        let fingerprint = fingerprint(&body)?;
         Ok(RoundReport {
             round,
             run,
@@ -216,7 +249,17 @@ impl RoundReport {
             judged: true,
             source: RoundSource::Api,
             tool_calls: Vec::new(),
+            ratchet,
+            fingerprint,
         })
+    }
+
+    /// How many distinct blocking findings the round has (a key sent twice
+    /// counts once, as the engine counts it).
+    pub fn blocking_count(&self) -> usize {
+        let keys: std::collections::BTreeSet<&FindingKey> =
+            self.findings.iter().map(|finding| &finding.key).filter(|key| key.is_blocking()).collect();
+        keys.len()
     }
 
     /// What the convergence engine needs of this round.
@@ -226,6 +269,7 @@ impl RoundReport {
             state: self.state.clone(),
             findings: self.findings.iter().map(|finding| finding.key.clone()).collect(),
             judged: self.judged,
+            ratchet: self.ratchet,
         }
     }
 
@@ -256,13 +300,57 @@ impl RoundReport {
             self.error.as_ref().map(|error| [&error.code, &error.body]),
         ]);
         // An unjudged round (from traces) differs from a judged one with no
-        // findings; judged rounds keep the layout their stored hashes have.
-        if !self.judged {
-            if let Value::Array(parts) = &mut canonical {
+        // findings, and a round with a ratchet from one without; rounds
+        // without these keep the layout their stored hashes have.
+        if let Value::Array(parts) = &mut canonical {
+            if !self.judged {
                 parts.push(Value::String("unjudged".to_string()));
+            }
+            if let Some(ratchet) = &self.ratchet {
+                parts.push(serde_json::json!(["ratchet", ratchet.value, ratchet.best, ratchet.stall_count]));
+            }
+            // The fingerprint, whether sent or computed from a text: the
+            // text itself is not kept, not even in this digest.
+            if let Some(fingerprint) = self.fingerprint {
+                parts.push(serde_json::json!(["fingerprint", fingerprint.hex()]));
             }
         }
         hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
+    }
+}
+
+/// A round's fingerprint: `fingerprint` as sent (16 hex digits), or the
+/// SimHash of `text`; when both come they must agree.
+fn fingerprint(body: &Map<String, Value>) -> Result<Option<Fingerprint>, LoopsError> {
+    let sent = match body.get("fingerprint") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.as_str().and_then(Fingerprint::parse_hex).ok_or_else(|| {
+            LoopsError::invalid(Some("fingerprint"), "fingerprint must be 16 hex digits (a 64-bit SimHash)")
+        })?),
+    };
+    let computed = match body.get("text") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) if text.len() <= MAX_TEXT_BYTES => Some(Fingerprint::of_text(text)),
+        Some(Value::String(_)) => {
+            return Err(LoopsError::invalid(
+                Some("text"),
+                format!(
+                    "text must be at most {MAX_TEXT_BYTES} bytes of UTF-8 (send its fingerprint instead)"
+                ),
+            ))
+        }
+        Some(_) => return Err(LoopsError::invalid(Some("text"), "text must be a string")),
+    };
+    match (sent, computed) {
+        (Some(sent), Some(computed)) if sent != computed => Err(LoopsError::invalid(
+            Some("fingerprint"),
+            format!(
+                "fingerprint {} is not the SimHash of text ({}): send one of them, or both agreeing",
+                sent.hex(),
+                computed.hex()
+            ),
+        )),
+        (sent, computed) => Ok(sent.or(computed)),
     }
 }
 
@@ -412,148 +500,6 @@ pub(crate) fn finding(item: &Value, index: usize) -> Result<Finding, LoopsError>
     Ok(Finding { key: FindingKey::new(target, severity, criterion), message })
 }
 
-/// Parses JSON as `serde_json` does, except that an object holding a key
-/// twice is refused (serde_json keeps the last, so `{"round":1,"round":2}`
-/// would be stored as round 2 without a word).
-pub fn strict_json(bytes: &[u8]) -> Result<Value, serde_json::Error> {
-    serde_json::from_slice::<Strict>(bytes).map(|Strict(value)| value)
-}
-
-/// Refuses JSON holding a key twice in one object, as [`strict_json`] does,
-/// without building the value: for bodies that are then decoded into types
-/// of their own (an OTLP export, a JSON-RPC message), whose decoders keep
-/// the last of two keys or ignore unknown ones given twice.
-pub fn refuse_keys_twice(bytes: &[u8]) -> Result<(), serde_json::Error> {
-    serde_json::from_slice::<KeysOnce>(bytes).map(|_| ())
-}
-
-/// A JSON value checked for keys given twice, and dropped.
-struct KeysOnce;
-
-impl<'de> Deserialize<'de> for KeysOnce {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<KeysOnce, D::Error> {
-        deserializer.deserialize_any(KeysOnceVisitor)
-    }
-}
-
-struct KeysOnceVisitor;
-
-impl<'de> serde::de::Visitor<'de> for KeysOnceVisitor {
-    type Value = KeysOnce;
-
-    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_unit<E>(self) -> Result<KeysOnce, E> {
-        Ok(KeysOnce)
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<KeysOnce, A::Error> {
-        while seq.next_element::<KeysOnce>()?.is_some() {}
-        Ok(KeysOnce)
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<KeysOnce, A::Error> {
-        let mut keys = std::collections::HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if keys.contains(&key) {
-                return Err(serde::de::Error::custom(format!("the key {key:?} is given twice")));
-            }
-            map.next_value::<KeysOnce>()?;
-            keys.insert(key);
-        }
-        Ok(KeysOnce)
-    }
-}
-
-/// A JSON value whose objects hold each key once.
-struct Strict(Value);
-
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Strict, D::Error> {
-        deserializer.deserialize_any(StrictVisitor)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
-    type Value = Strict;
-
-    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-        formatter.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Strict, E> {
-        Ok(Strict(Value::Bool(value)))
-    }
-
-    fn visit_i64<E>(self, value: i64) -> Result<Strict, E> {
-        Ok(Strict(Value::from(value)))
-    }
-
-    fn visit_u64<E>(self, value: u64) -> Result<Strict, E> {
-        Ok(Strict(Value::from(value)))
-    }
-
-    fn visit_f64<E>(self, value: f64) -> Result<Strict, E> {
-        Ok(Strict(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)))
-    }
-
-    fn visit_str<E>(self, value: &str) -> Result<Strict, E> {
-        Ok(Strict(Value::String(value.to_owned())))
-    }
-
-    fn visit_string<E>(self, value: String) -> Result<Strict, E> {
-        Ok(Strict(Value::String(value)))
-    }
-
-    fn visit_unit<E>(self) -> Result<Strict, E> {
-        Ok(Strict(Value::Null))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Strict, A::Error> {
-        let mut items = Vec::new();
-        while let Some(Strict(item)) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Strict(Value::Array(items)))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Strict, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!("the key {key:?} is given twice")));
-            }
-            let Strict(value) = map.next_value()?;
-            object.insert(key, value);
-        }
-        Ok(Strict(Value::Object(object)))
-    }
-}
-
 /// The stored-text rule ([`crate::stored_text`]) for a field of a round:
 /// no NUL (PostgreSQL's text cannot hold one while SQLite stored it, and
 /// both backends must answer alike) and the field's length.
@@ -603,6 +549,19 @@ fn optional_text(
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
         value => required_text(value, field, max_chars).map(Some),
+    }
+}
+
+fn finite_number(value: Option<&Value>, field: &str) -> Result<Option<f64>, LoopsError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_f64() {
+            Some(number) if number.is_finite() => Ok(Some(number)),
+            _ => Err(LoopsError::Invalid {
+                field: Some(field.to_string()),
+                message: format!("{field} must be a number"),
+            }),
+        },
     }
 }
 
@@ -668,6 +627,26 @@ mod tests {
             (r#"{"round": 1, "state": "a", "exit": "E10"}"#, "exit"),
             (r#"{"round": 1, "state": "a", "error": "boom"}"#, "error"),
             (r#"{"round": 1, "state": "a", "error": {"body": "x"}}"#, "error.code"),
+            (r#"{"round": 1, "state": "a", "ratchet": 5}"#, "ratchet"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"best": 5}}"#, "ratchet.value"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"value": "5"}}"#, "ratchet.value"),
+            (r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "best": true}}"#, "ratchet.best"),
+            (
+                r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "stall_count": -1}}"#,
+                "ratchet.stall_count",
+            ),
+            (
+                r#"{"round": 1, "state": "a", "ratchet": {"value": 5, "stall_count": 1.5}}"#,
+                "ratchet.stall_count",
+            ),
+            (r#"{"round": 1, "state": "a", "fingerprint": "9f3a0c"}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "fingerprint": "9f3a0c00000000zz"}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "fingerprint": 12}"#, "fingerprint"),
+            (r#"{"round": 1, "state": "a", "text": ["draft"]}"#, "text"),
+            (
+                r#"{"round": 1, "state": "a", "text": "draft", "fingerprint": "0000000000000000"}"#,
+                "fingerprint",
+            ),
         ];
         for (body, field) in cases {
             let (got, message) = refusal(body);
@@ -710,6 +689,47 @@ mod tests {
         assert_eq!(report.exit, ExitId::parse("E5"));
         assert!(report.exit.is_some_and(ExitId::is_detect));
         assert_eq!(report.error.unwrap().body, r#"{"raw":true}"#);
+        assert_eq!(report.ratchet, None);
+        let with_ratchet = RoundReport::from_json(
+            br#"{"round": 3, "state": "b740d1b7", "ratchet": {"value": 43, "best": 43.5, "stall_count": 0}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            with_ratchet.ratchet,
+            Some(Ratchet { value: 43.0, best: Some(43.5), stall_count: Some(0) })
+        );
+        let bare = RoundReport::from_json(br#"{"round": 3, "state": "b740d1b7"}"#).unwrap();
+        assert_ne!(with_ratchet.body_hash(), bare.body_hash(), "the ratchet is part of what a round says");
+    }
+
+    #[test]
+    fn a_text_becomes_its_fingerprint_and_is_not_kept() {
+        let text = "The loop stops when the tests pass.";
+        let from_text = RoundReport::from_json(
+            serde_json::json!({"round": 1, "state": "a", "text": text}).to_string().as_bytes(),
+        )
+        .unwrap();
+        let expected = Fingerprint::of_text(text);
+        assert_eq!(from_text.fingerprint, Some(expected));
+        assert!(!format!("{from_text:?}").contains("tests pass"), "the text is dropped once read");
+        // Sending the fingerprint, or both agreeing, is the same round.
+        let sent =
+            serde_json::json!({"round": 1, "state": "a", "fingerprint": expected.hex().to_uppercase()});
+        let sent = RoundReport::from_json(sent.to_string().as_bytes()).unwrap();
+        assert_eq!(sent.body_hash(), from_text.body_hash());
+        let both = serde_json::json!({"round": 1, "state": "a", "text": text, "fingerprint": expected.hex()});
+        assert_eq!(RoundReport::from_json(both.to_string().as_bytes()).unwrap().fingerprint, Some(expected));
+        let plain = RoundReport::from_json(br#"{"round": 1, "state": "a"}"#).unwrap();
+        assert_ne!(plain.body_hash(), sent.body_hash());
+        // A text larger than the cap is refused, naming it.
+        let large = serde_json::json!({"round": 1, "state": "a", "text": "x".repeat(MAX_TEXT_BYTES + 1)});
+        match RoundReport::from_json(large.to_string().as_bytes()) {
+            Err(LoopsError::Invalid { field, message }) => {
+                assert_eq!(field.as_deref(), Some("text"));
+                assert!(message.contains("at most 65536 bytes"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -734,37 +754,6 @@ mod tests {
             }
         }
         assert_eq!(Heartbeat::from_json(b"").unwrap(), Heartbeat { run: None, blocked: None });
-    }
-
-    #[test]
-    fn json_with_a_key_twice_is_refused_at_any_depth() {
-        let body = br#"{"round": 1, "state": "a", "findings": [{"target": {"id": "x"}, "severity": "info", "criterion": "c"}], "spent": {"usd": 0.5, "tokens": 7}}"#;
-        assert_eq!(strict_json(body).unwrap(), serde_json::from_slice::<Value>(body).unwrap());
-        for twice in
-            [&br#"{"round": 1, "round": 2}"#[..], br#"{"findings": [{"target": {"id": "a", "id": "b"}}]}"#]
-        {
-            let error = strict_json(twice).unwrap_err().to_string();
-            assert!(error.contains("given twice"), "{error}");
-        }
-        assert!(RoundReport::from_json(br#"{"round": 1, "state": "a", "state": "b"}"#).is_err());
-    }
-
-    #[test]
-    fn keys_given_twice_are_found_without_building_the_value() {
-        let body = br#"{"a": [1, {"b": null, "c": {"d": "x"}}], "e": 2.5, "f": true}"#;
-        assert!(refuse_keys_twice(body).is_ok());
-        for (twice, key) in [
-            (&br#"{"round": 1, "round": 2}"#[..], "round"),
-            (
-                br#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "a", "x": 1, "name": "b"}]}]}]}"#,
-                "name",
-            ),
-            (br#"[{"k": {}, "k": {}}]"#, "k"),
-        ] {
-            let error = refuse_keys_twice(twice).unwrap_err().to_string();
-            assert!(error.contains(&format!("the key {key:?} is given twice")), "{error}");
-        }
-        assert!(refuse_keys_twice(b"{\"a\": 1").is_err(), "not JSON at all");
     }
 
     #[test]

@@ -226,7 +226,7 @@ pub async fn authorize(State(state): State<AppState>, mut request: Request, next
             None,
         );
     };
-    match crate::loops::wire::refuse_keys_twice(&bytes) {
+    match crate::web::json::refuse_keys_twice(&bytes) {
         Err(error) if error.is_data() => return refuse(StatusCode::BAD_REQUEST, &error.to_string(), None),
         _ => {}
     }

@@ -225,7 +225,7 @@ pub fn decode(encoding: Encoding, bytes: &[u8]) -> Result<ExportTraceServiceRequ
             .map_err(|error| format!("the body is not a protobuf ExportTraceServiceRequest: {error}")),
         // The OTLP types keep the last of two keys and ignore unknown ones
         // however often they come: a key given twice is refused first.
-        Encoding::Json => crate::loops::wire::refuse_keys_twice(bytes)
+        Encoding::Json => crate::web::json::refuse_keys_twice(bytes)
             .and_then(|()| serde_json::from_slice(bytes))
             .map_err(|error| format!("the body is not an OTLP/JSON ExportTraceServiceRequest: {error}")),
     }

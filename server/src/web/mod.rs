@@ -1,10 +1,13 @@
-//! The HTTP surface: the axum router that serves the Leptos pages, the
-//! static bundle and the JSON endpoints. Each area adds its own `router()`
-//! here; [`router`] merges them.
+//! What every area's handlers share: the request state ([`AppState`]),
+//! rendering a page for a form's answer ([`render_page`]), reading a form,
+//! the static bundle, rate limits, error bodies and the listener. It sits
+//! below the areas; the router that merges them sits above them, in
+//! `crate::site`.
 
 pub mod bundle;
 pub mod error_bodies;
-mod health;
+pub mod health;
+pub mod json;
 pub mod listener;
 pub mod rate_limit;
 
@@ -14,11 +17,7 @@ use axum::body::Body;
 use axum::extract::{FromRef, Request};
 use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Router;
 use leptos::prelude::*;
-use leptos_axum::{generate_route_list, LeptosRoutes};
-use tower_http::compression::CompressionLayer;
-use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
 use crate::live::LiveEvents;
@@ -153,42 +152,21 @@ pub async fn render_page(
     response
 }
 
-/// The whole site as one router.
-pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(app::App);
-    let leptos_options = state.leptos_options.clone();
-    let context_state = state.clone();
-
-    Router::new()
-        .merge(health::router())
-        .merge(crate::loops::router())
-        .merge(crate::traces::router())
-        .merge(crate::audit::router())
-        .merge(crate::accounts::web::router())
-        .merge(crate::accounts::pages::router())
-        .merge(crate::newsletter::feeds::router())
-        .merge(crate::newsletter::pages::router())
-        .merge(crate::newsletter::subscribe::router())
-        .merge(crate::newsletter::send_web::router())
-        .merge(crate::billing::web::router())
-        .merge(crate::mcp::router(&state))
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            move || provide_page_context(&context_state),
-            move || app::shell(leptos_options.clone()),
-        )
-        // The current build's bundle, immutable; any other /pkg/ address a 404.
-        .merge(bundle::router(&state.config.site_root, &state.bundle))
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
-        .layer(axum::middleware::from_fn_with_state(
-            state.bundle.stylesheet(),
-            error_bodies::fill_error_bodies,
-        ))
-        .layer(axum::middleware::from_fn(bundle::pages_no_cache))
-        .layer(CompressionLayer::new())
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+/// Reads a page's form (the team page's, the loop page's), or says why it
+/// cannot: too large (413), not UTF-8 once decoded (form decoding would
+/// turn the bytes into U+FFFD silently), or not a form at all.
+pub async fn read_form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (StatusCode, String)> {
+    const LIMIT: usize = 4 * 1024;
+    let bytes = axum::body::to_bytes(body, LIMIT).await.map_err(|_| {
+        (StatusCode::PAYLOAD_TOO_LARGE, format!("The form is larger than {} KiB.", LIMIT / 1024))
+    })?;
+    let utf8 = bytes.split(|byte| *byte == b'&').all(|pair| {
+        let spaced: Vec<u8> = pair.iter().map(|byte| if *byte == b'+' { b' ' } else { *byte }).collect();
+        percent_encoding::percent_decode(&spaced).decode_utf8().is_ok()
+    });
+    if !utf8 {
+        return Err((StatusCode::BAD_REQUEST, "The form is not UTF-8 text.".to_string()));
+    }
+    serde_urlencoded::from_bytes(&bytes)
+        .map_err(|error| (StatusCode::BAD_REQUEST, format!("The form could not be read: {error}.")))
 }

@@ -9,7 +9,8 @@ use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::config::Config;
-use server::web::{self, AppState};
+use server::site;
+use server::web::AppState;
 use tower::ServiceExt;
 
 async fn app(rate: u32) -> (axum::Router, crate::support::TestDb) {
@@ -21,7 +22,7 @@ async fn app(rate: u32) -> (axum::Router, crate::support::TestDb) {
         _ => None,
     })
     .unwrap();
-    (web::router(AppState::new(config, db.store.clone())), db)
+    (site::router(AppState::new(config, db.store.clone())), db)
 }
 
 async fn post(app: &axum::Router, body: impl Into<Body>, from: &str) -> (StatusCode, Option<String>, Value) {
@@ -154,7 +155,7 @@ async fn audits_beyond_the_slots_wait_then_get_503_with_retry_after() {
     .unwrap();
     assert_eq!((config.audit_concurrency, config.audit_wait_ms), (1, 200));
     let state = AppState::new(config, db.store.clone());
-    let app = web::router(state.clone());
+    let app = site::router(state.clone());
     let body = json!({"source": LOOP, "language": "python"}).to_string();
 
     // The only slot is taken (as by a long audit): the request waits its

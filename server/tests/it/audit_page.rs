@@ -10,7 +10,8 @@ use axum::extract::ConnectInfo;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
 use server::config::Config;
-use server::web::{self, AppState};
+use server::site;
+use server::web::AppState;
 use tower::ServiceExt;
 
 async fn app(rate: u32) -> (axum::Router, crate::support::TestDb) {
@@ -23,7 +24,7 @@ async fn app(rate: u32) -> (axum::Router, crate::support::TestDb) {
         _ => None,
     })
     .unwrap();
-    (web::router(AppState::new(config, db.store.clone())), db)
+    (site::router(AppState::new(config, db.store.clone())), db)
 }
 
 async fn send(app: &axum::Router, request: Request<Body>) -> (StatusCode, String) {

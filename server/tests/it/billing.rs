@@ -28,7 +28,7 @@ async fn site(db: &TestDb, seats: u32) -> Site {
     let state = state_with(db, &fake.env(seats));
     let base = serve(state.clone()).await;
     fake.deliver_to(&base).await;
-    Site { app: server::web::router(state.clone()), state, fake }
+    Site { app: server::site::router(state.clone()), state, fake }
 }
 
 async fn checkout(site: &Site, cookie: &str, plan: &str) -> Reply {
@@ -531,7 +531,7 @@ both_backends! {
             .header("stripe-signature", signature::sign(event.as_bytes(), WEBHOOK_SECRET, now))
             .body(axum::body::Body::from(event))
             .unwrap();
-        let reply = send(&server::web::router(down), request, "127.0.0.1:9").await;
+        let reply = send(&server::site::router(down), request, "127.0.0.1:9").await;
         assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", reply.body);
     }
 }

@@ -7,8 +7,9 @@ use std::time::Duration;
 use crate::support::TestDb;
 use server::config::Config;
 use server::connector::{self, ConnectorError, PushOptions};
+use server::site;
 use server::store::Store;
-use server::web::{self, AppState};
+use server::web::AppState;
 use tokio::net::TcpListener;
 
 /// Starts the whole site on an ephemeral port and returns its base URL.
@@ -17,7 +18,7 @@ async fn start_server(db: &TestDb) -> String {
     let addr = listener.local_addr().unwrap();
     let url = db.url.clone();
     let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| url.clone())).unwrap();
-    let app = web::router(AppState::new(config, db.store.clone()));
+    let app = site::router(AppState::new(config, db.store.clone()));
     tokio::spawn(async move {
         axum::serve(listener, app).await.unwrap();
     });
@@ -222,16 +223,35 @@ both_backends! {
             ## Iteration 2 — 2026-12-01 10:30\n\n- **Did**: added the audit step; commit 5d6e7f8\n\
             - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 6 -> 7\n\n\
             ## Iteration 3 — 2026-12-01 11:00\n\n- **Did**: retried the push; commit 9a8b7c6\n\
-            - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 7 -> 7\n";
+            - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 7 -> 7\n\n\
+            ## Iteration 4 — 2026-12-01 11:30\n\n- **Did**: pushed half of the rounds; commit 0f1e2d3\n\
+            - **Verify**: make gate: exit 2 (missing: push, import)\n- **Ratchet**: 7 -> 8\n";
         std::fs::write(s.options.dir.join("journal.md"), journal).unwrap();
+        // `state.json` describes iteration 4: its ratchet goes with that round.
+        let state = r#"{"status": "running", "iteration": 4,
+                        "ratchet": {"value": 8, "best": 8, "stall_count": 0, "stall_threshold": 3}}"#;
+        std::fs::write(s.options.dir.join("state.json"), state).unwrap();
         let client = connector::http_client().unwrap();
         let pushed = connector::push_once(&client, &s.options).await.unwrap();
         assert!(pushed.problems.is_empty(), "{:?}", pushed.problems);
         let classes: Vec<&str> = pushed.sent.iter().map(|round| round.class.as_str()).collect();
-        assert_eq!(classes, ["first", "converging", "stalled"], "the fixed check is progress; the next round is not");
+        assert_eq!(
+            classes,
+            ["first", "converging", "stalled", "ratcheting"],
+            "the fixed check is progress; the next round is not; the one after moved the ratchet"
+        );
         let history = s.store.loop_history(s.team_id, "docs-refresh", None, 0, 10).await.unwrap();
         let mut messages: Vec<&str> = history.rounds[1].findings.iter().map(|finding| finding.message.as_str()).collect();
         messages.sort_unstable();
         assert_eq!(messages, ["import missing", "push missing"]);
+        // The journal's `Ratchet:` lines give the earlier rounds their value;
+        // the round `state.json` describes gets its whole ratchet.
+        use server::convergence::Ratchet;
+        let ratchets: Vec<Option<Ratchet>> = history.rounds.iter().map(|round| round.ratchet).collect();
+        let value = |value: f64| Some(Ratchet { value, best: None, stall_count: None });
+        assert_eq!(
+            ratchets,
+            [value(6.0), value(7.0), value(7.0), Some(Ratchet { value: 8.0, best: Some(8.0), stall_count: Some(0) })]
+        );
     }
 }

@@ -6,7 +6,8 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use server::config::Config;
-use server::web::{self, AppState};
+use server::site;
+use server::web::AppState;
 use tower::ServiceExt;
 
 fn app(db: &TestDb) -> axum::Router {
@@ -16,7 +17,7 @@ fn app(db: &TestDb) -> axum::Router {
         _ => None,
     })
     .unwrap();
-    web::router(AppState::new(config, db.store.clone()))
+    site::router(AppState::new(config, db.store.clone()))
 }
 
 async fn get(app: &axum::Router, path: &str) -> (StatusCode, String) {
@@ -97,7 +98,7 @@ async fn the_bundle_is_served_by_build_id_immutable_and_pages_no_cache() {
         _ => None,
     })
     .unwrap();
-    let app = web::router(AppState::new(config, db.store.clone()));
+    let app = site::router(AppState::new(config, db.store.clone()));
     let fetch = |encoding: &'static str, path: String| {
         let app = app.clone();
         async move {

@@ -8,8 +8,9 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use server::config::Config;
 use server::loops::{sweep_lost_runs, LoopSettings};
+use server::site;
 use server::store::{now_millis, Store};
-use server::web::{self, AppState};
+use server::web::AppState;
 use tower::ServiceExt;
 
 struct Harness {
@@ -28,7 +29,7 @@ fn app_with(db: &TestDb, max_bytes: Option<&str>) -> axum::Router {
         _ => None,
     })
     .unwrap();
-    web::router(AppState::new(config, db.store.clone()))
+    site::router(AppState::new(config, db.store.clone()))
 }
 
 async fn harness(db: TestDb) -> Harness {
@@ -628,7 +629,12 @@ both_backends! {
             for number in 1..=length {
                 let state = format!("s{}", rng.random_range(0..3));
                 let blocking: Vec<&str> = ids.iter().copied().filter(|_| rng.random_bool(0.4)).collect();
-                let body = round(number, &state, &blocking, &[]);
+                let mut body = round(number, &state, &blocking, &[]);
+                // Most rounds carry a ratchet that wanders: the store must
+                // remember the previous one across the restart too.
+                if rng.random_bool(0.7) {
+                    body["ratchet"] = json!({"value": rng.random_range(0..3), "best": 2});
+                }
                 let report = server::loops::RoundReport::from_json(body.to_string().as_bytes()).unwrap();
                 inputs.push(report.engine_input());
                 bodies.push(report);

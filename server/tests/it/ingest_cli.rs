@@ -4,8 +4,9 @@
 use std::process::{Command, Output};
 
 use server::config::Config;
+use server::site;
 use server::store::Store;
-use server::web::{self, AppState};
+use server::web::AppState;
 use tokio::net::TcpListener;
 
 fn fixedpoint(database_url: &str, args: &[&str]) -> Output {
@@ -50,7 +51,7 @@ async fn teams_tokens_and_push_from_the_command_line() {
     let addr = listener.local_addr().unwrap();
     let config_url = url.clone();
     let config = Config::from_lookup(|name| (name == "DATABASE_URL").then(|| config_url.clone())).unwrap();
-    let app = web::router(AppState::new(config, store.clone()));
+    let app = site::router(AppState::new(config, store.clone()));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/loops/messy");

@@ -9,8 +9,9 @@ use serde_json::json;
 use server::config::Config;
 use server::live::LiveEvents;
 use server::loops::RoundEvent;
+use server::site;
 use server::store::Store;
-use server::web::{self, AppState};
+use server::web::AppState;
 use tokio::sync::broadcast::error::TryRecvError;
 use tokio::sync::broadcast::Receiver;
 use tower::ServiceExt;
@@ -29,7 +30,7 @@ async fn post_round(state: &AppState, token: &str, loop_name: &str, round: u32, 
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .unwrap();
-    let response = web::router(state.clone()).oneshot(request).await.unwrap();
+    let response = site::router(state.clone()).oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
 

@@ -31,7 +31,7 @@ async fn site(db: &TestDb, seats: u32, extra: &[(&'static str, &str)]) -> Site {
     let state = state_with(db, &env);
     let base = serve(state.clone()).await;
     fake.deliver_to(&base).await;
-    Site { app: server::web::router(state), base, fake }
+    Site { app: server::site::router(state), base, fake }
 }
 
 /// Buys a plan through Checkout and the fake's completion; returns the

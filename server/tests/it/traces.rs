@@ -35,7 +35,7 @@ async fn setup(
     let token = db.store.create_loop_token(team, "otel").await.unwrap().secret;
     let mut env = vec![("FIXEDPOINT_TRACES_SETTLE_MS", settle_ms.to_string())];
     env.extend(extra.iter().cloned());
-    (server::web::router(state_with(db, &env)), token, created.id)
+    (server::site::router(state_with(db, &env)), token, created.id)
 }
 
 async fn rounds(store: &Store, team_id: i64, loop_name: &str, run: Option<&str>) -> Vec<HistoryRound> {
@@ -356,7 +356,7 @@ both_backends! {
                 _ => None,
             })
             .unwrap();
-            let app = server::web::router(server::web::AppState::new(config, store.clone()));
+            let app = server::site::router(server::web::AppState::new(config, store.clone()));
             post_spans(&app, &token, spans[1..5].to_vec()).await;
             drop(app);
             store.close().await;
@@ -370,7 +370,7 @@ both_backends! {
                 _ => None,
             })
             .unwrap();
-            let app = server::web::router(server::web::AppState::new(config, store.clone()));
+            let app = server::site::router(server::web::AppState::new(config, store.clone()));
             let mut rest = vec![spans[0].clone()];
             rest.extend(spans[5..].iter().cloned());
             post_spans(&app, &token, rest).await;

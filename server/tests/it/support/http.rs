@@ -10,7 +10,8 @@ use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderMap, Request, StatusCode};
 use http_body_util::BodyExt;
 use server::config::Config;
-use server::web::{self, AppState};
+use server::site;
+use server::web::AppState;
 use tower::ServiceExt;
 
 use super::TestDb;
@@ -23,7 +24,7 @@ pub fn app(db: &TestDb) -> axum::Router {
 
 /// The site's router on `db` with extra environment (Stripe keys, seats).
 pub fn app_with(db: &TestDb, extra: &[(&str, String)]) -> axum::Router {
-    web::router(state_with(db, extra))
+    site::router(state_with(db, extra))
 }
 
 /// The application state the router is built on, for tests that also
@@ -117,9 +118,11 @@ pub async fn serve(state: AppState) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind a free port");
     let addr = listener.local_addr().unwrap();
     let stylesheet = state.bundle.stylesheet();
-    let service = web::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let service = site::router(state).into_make_service_with_connect_info::<SocketAddr>();
     tokio::spawn(async move {
-        axum::serve(web::listener::site_listener(listener, &stylesheet), service).await.expect("serve");
+        axum::serve(server::web::listener::site_listener(listener, &stylesheet), service)
+            .await
+            .expect("serve");
     });
     format!("http://{addr}")
 }

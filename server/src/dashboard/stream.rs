@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::pages::{loop_team, loop_view, loops_view, LoopPicks};
-use super::web::signed_in;
+use super::views::{loop_team, loop_view, loops_view, LoopPicks};
+use crate::accounts::web::signed_in;
 use crate::loops::RoundEvent;
 use crate::web::AppState;
 
