@@ -498,3 +498,30 @@ fn a_history_fetched_or_handed_to_a_model_is_not_a_repetition_check() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_persons_answer_is_one_asked_of_them_not_a_name_that_says_input_or_permission() {
+    // A permission level compared with a mode is a setting.
+    check(
+        TypeScript,
+        "for (let round = 0; ; round++) {\n  const r = await model.call(msgs);\n  if (opts.permissionLevel !== 'autopilot' || r.done) {\n    break;\n  }\n}\n",
+        &[E1],
+    );
+    // A file named for a tool's input is no one's answer.
+    check(
+        Bash,
+        "for i in $(seq 1 \"$MAX\"); do\n  claude -p \"$PROMPT\" > out.json\n  if ! apply_fix \"$fix_input_json\"; then\n    break\n  fi\ndone\n",
+        &[E2],
+    );
+    // Asking the user whether to go on is theirs, by prompt or by line.
+    check(
+        Python,
+        "while True:\n    reply = agent.step()\n    should_retry = ask_confirm('Retry the failed question?')\n    if not should_retry:\n        break\n",
+        &[E6],
+    );
+    check(
+        Go,
+        "package a\nfunc chat(p *Prompter) {\n\tfor {\n\t\tline, ok := p.Readline()\n\t\tif !ok {\n\t\t\treturn\n\t\t}\n\t\tsend(line)\n\t}\n}\n",
+        &[E6],
+    );
+}

@@ -70,7 +70,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // An escalation is a person's only when the clause says to whom: a
     // run escalated by its own stuck tracker or a hard limit is not.
     let escalated_to_a_person = view.has("escalate") && view.any(&["human", "operator", "person", "manual"]);
-    if persons_interrupt || escalated_to_a_person || view.has("confirm") {
+    // A confirmation asked of someone; not a permission level compared with
+    // a mode (`permLevel === 'autopilot'`), and not a name whose value only
+    // mentions one (`to_defer` of calls that require confirmation) unless
+    // that value was asked of the user (`should_retry = ask_confirm(...)`).
+    let compared_with_a_mode = view.clause.equality && !view.clause.literals.is_empty();
+    let asked = !view.expanded || view.any(&["ask", "human"]);
+    let confirmation = view.has("confirm") && asked && !compared_with_a_mode;
+    if persons_interrupt || escalated_to_a_person || confirmation {
         return true;
     }
     // An approval that a model reviewer gives is a goal check (E1), one
@@ -92,7 +99,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.clause.equality || view.clause.membership) && view.any_literal(&["quit", "bye", "goodbye"]) {
         return true;
     }
-    let typed = view.has("input") || view.from_input;
+    // What a person typed: a value read from them, or one the clause names
+    // as the user's input (`user_input`); not any name with the word
+    // (`refix_input_json`, a tool's `action_input`).
+    let typed = view.from_input || (view.has("input") && view.has("human") && !view.expanded);
     // `None => break` on the next line of standard input: the person closed
     // it (Ctrl-D), which is as much their act as typing quit.
     // So is an empty line (`if answer == "" { return }`).

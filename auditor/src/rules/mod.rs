@@ -151,6 +151,7 @@ const INPUT_CALLS: &[&str] = &[
     "getline",
     "ReadString",
     "ReadLine",
+    "Readline",
     "read_line",
     "prompt_user",
     "ask_user",
