@@ -119,7 +119,10 @@ pub fn AuditPage() -> impl IntoView {
     let next_id = StoredValue::new(0u32);
     let latest_audit = StoredValue::new(0u32);
     let first_verdict = StoredValue::new(false);
-    let timer = StoredValue::new_local(None::<TimeoutHandle>);
+    // (A timer's handle is a number, so it is kept in thread-safe storage:
+    // a page rendered on the server may drop its values on another thread
+    // than the one that made them, which local storage does not allow.)
+    let timer = StoredValue::new(None::<TimeoutHandle>);
 
     let audit_now = move || {
         let id = next_id.get_value() + 1;
