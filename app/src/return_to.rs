@@ -7,6 +7,9 @@
 //! redirect (a sign-in link of ours that lands on someone else's site).
 //! [`same_site_path`] is the one gate: only a path of this site survives it.
 
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
 /// The longest return path kept: an issue or the pricing page with a query
 /// fits many times over.
 const MAX_LEN: usize = 512;
@@ -19,9 +22,10 @@ const MAX_LEN: usize = 512;
 /// stop changing, so double encoding does not hide anything) still are such
 /// a path. Refused: anything with a scheme or a host (`https:`, `//host`,
 /// `/\host`, which browsers read as `//host`), a backslash anywhere, spaces
-/// and control characters (browsers drop tabs and newlines from URLs, so
-/// `/<TAB>/host` is `//host` to them), encoded slashes or backslashes that
-/// decode into any of those, and malformed percent escapes. The sign-in
+/// and control characters as sent (browsers drop tabs and newlines from
+/// URLs, so `/<TAB>/host` is `//host` to them), encoded slashes,
+/// backslashes or control characters that decode into any of those, and
+/// malformed percent escapes. The sign-in
 /// pages themselves are refused too: returning to them would go round in a
 /// circle.
 pub fn same_site_path(raw: &str) -> Option<String> {
@@ -105,6 +109,17 @@ pub fn with_next(page: &str, next: Option<&str>) -> String {
         }
         None => page.to_string(),
     }
+}
+
+/// The page's `?next=`, if it is a path of this site.
+pub fn use_next() -> Option<String> {
+    let query = use_query_map();
+    query.with_untracked(|q| q.get("next")).and_then(|next| same_site_path(&next))
+}
+
+/// The hidden field that carries a return path through a form.
+pub fn next_field(next: Option<String>) -> impl IntoView {
+    next.map(|next| view! { <input type="hidden" name="next" value=next/> })
 }
 
 #[cfg(test)]

@@ -186,7 +186,8 @@ pub fn IssuePage() -> impl IntoView {
     .into_any()
 }
 
-/// After each code block that carries an audit share fragment (see the
+/// Every code block can take the focus (it may scroll sideways). After
+/// each code block that carries an audit share fragment (see the
 /// server's `newsletter::format::share_fragment`), a row with "Audit this
 /// loop" (the audit page with the code in its fragment, so nothing is sent)
 /// and a copy button. The HTML was sanitised when the issue was imported;
@@ -205,7 +206,11 @@ fn with_code_actions(html: &str) -> String {
             .filter(|value| {
                 value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
             });
-        out.push_str(&rest[..close]);
+        // A code block scrolls sideways on a phone: it takes the keyboard's
+        // focus so that it can be scrolled without a pointer.
+        out.push_str(&rest[..open]);
+        out.push_str("<pre tabindex=\"0\" ");
+        out.push_str(&rest[open + "<pre ".len()..close]);
         if let Some(fragment) = fragment {
             out.push_str(&format!(
                 "<p class=\"code-actions\"><a class=\"button\" href=\"/audit#{fragment}\">Audit this loop</a> <button type=\"button\" class=\"button copy-code\">Copy</button></p>"
@@ -311,7 +316,7 @@ mod code_action_tests {
         let out = with_code_actions(html);
         assert_eq!(out.matches("Audit this loop").count(), 1, "{out}");
         assert!(out.contains("href=\"/audit#v1.python.abc-_\""), "{out}");
-        assert!(out.ends_with("<pre class=\"code\"><code>y</code></pre>"), "{out}");
+        assert!(out.ends_with("<pre tabindex=\"0\" class=\"code\"><code>y</code></pre>"), "{out}");
         // Anything but the fragment's alphabet is not put in a link.
         let hostile = "<pre data-audit=\"v1.x.&quot;onclick\"><code>z</code></pre>";
         assert!(!with_code_actions(hostile).contains("Audit this loop"));

@@ -9,12 +9,11 @@
 
 use leptos::prelude::*;
 use leptos_meta::{Meta, Title};
-use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{set_status, use_page_data};
 use crate::pages::subscribe::SubscribeForm;
-use crate::return_to::{same_site_path, with_next};
+use crate::return_to::{next_field, use_next, with_next};
 
 /// The prices of PRODUCT.md, in dollars (Stripe's prices must match them).
 pub const PRO_MONTHLY_USD: u32 = 15;
@@ -45,12 +44,6 @@ pub fn yearly_comparison(monthly: u32, yearly: u32) -> String {
     } else {
         format!("A year costs ${twelve} paid monthly (12 × ${monthly}) or ${yearly} paid at once.")
     }
-}
-
-/// The page the reader came from (`?next=`), if it is a path of this site.
-pub fn use_next() -> Option<String> {
-    let query = use_query_map();
-    query.with_untracked(|q| q.get("next")).and_then(|next| same_site_path(&next))
 }
 
 /// Founder seats as `GET /api/v1/founders` reports them.
@@ -347,11 +340,10 @@ pub fn plan_buttons(plans: &[(&'static str, String)], next: Option<&str>) -> imp
             {plans
                 .iter()
                 .map(|(plan, label)| {
-                    let next = next.map(|next| view! { <input type="hidden" name="next" value=next.to_string()/> });
                     view! {
                         <form method="post" action="/checkout">
                             <input type="hidden" name="plan" value=*plan/>
-                            {next}
+                            {next_field(next.map(str::to_string))}
                             <button type="submit" class="button" data-testid=format!("checkout-{plan}")>
                                 {label.clone()}
                             </button>

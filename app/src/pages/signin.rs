@@ -11,26 +11,14 @@ use leptos_router::hooks::use_query_map;
 
 use crate::auth::{use_signin_notice, use_viewer};
 use crate::components::email_field::EmailField;
-use crate::return_to::{same_site_path, with_next};
-
-/// The page to return to: the one a refused post kept, else the query's
-/// `next`, if it is a path of this site.
-fn return_path(kept: Option<String>) -> Option<String> {
-    let query = use_query_map();
-    kept.or_else(|| query.with_untracked(|q| q.get("next")).and_then(|next| same_site_path(&next)))
-}
-
-/// The hidden field that carries the return path through a form.
-fn next_field(next: Option<String>) -> impl IntoView {
-    next.map(|next| view! { <input type="hidden" name="next" value=next/> })
-}
+use crate::return_to::{next_field, use_next, with_next};
 
 #[component]
 pub fn SigninPage() -> impl IntoView {
     let query = use_query_map();
     let sent = move || query.with(|q| q.get("sent").is_some());
     let notice = use_signin_notice();
-    let next = return_path(notice.next.clone());
+    let next = notice.next.clone().or_else(use_next);
     let viewer = use_viewer();
     let back = next.clone();
     view! {
@@ -83,7 +71,7 @@ pub fn VerifyPage() -> impl IntoView {
     let query = use_query_map();
     let token = query.with_untracked(|q| q.get("token").unwrap_or_default());
     let notice = use_signin_notice();
-    let next = return_path(notice.next.clone());
+    let next = notice.next.clone().or_else(use_next);
     let ask_again = with_next("/signin", next.as_deref());
     view! {
         <Title text="Confirm sign-in"/>
