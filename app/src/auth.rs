@@ -30,6 +30,10 @@ pub struct ViewerTeam {
 pub struct SigninNotice {
     pub email: String,
     pub error: Option<String>,
+    /// Where the reader returns once signed in (checked by
+    /// [`crate::return_to::same_site_path`]), kept across a refused post.
+    #[serde(default)]
+    pub next: Option<String>,
 }
 
 /// The notice a form post left for this page (empty on a plain GET), shared

@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod components;
 pub mod pages;
+pub mod return_to;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, MetaTags, Title};
@@ -25,7 +26,8 @@ use crate::components::site_header::SiteHeader;
 use crate::components::stale_build::FullLoadOnStaleBuild;
 use crate::pages::lazy::{
     AccountRoute, AdminRoute, ArchiveRoute, AuditRoute, IssueRoute, LoopRoute, LoopsRoute, PricingRoute,
-    SigninRoute, SubscribeConfirmRoute, SubscribeRoute, TeamRoute, UnsubscribeRoute, VerifyRoute,
+    SigninRoute, SubscribeConfirmRoute, SubscribeRoute, TeamRoute, ThanksRoute, UnsubscribeRoute,
+    VerifyRoute,
 };
 use crate::pages::{home::HomePage, not_found::NotFound};
 
@@ -99,6 +101,7 @@ pub fn App() -> impl IntoView {
                     <Route path=(StaticSegment("teams"), ParamSegment("slug")) view={Lazy::<TeamRoute>::new()}/>
                     <Route path=StaticSegment("issues") view={Lazy::<ArchiveRoute>::new()}/>
                     <Route path=StaticSegment("pricing") view={Lazy::<PricingRoute>::new()}/>
+                    <Route path=(StaticSegment("checkout"), StaticSegment("thanks")) view={Lazy::<ThanksRoute>::new()}/>
                     <Route path=(StaticSegment("issues"), ParamSegment("slug")) view={Lazy::<IssueRoute>::new()}/>
                     <Route path=StaticSegment("subscribe") view={Lazy::<SubscribeRoute>::new()}/>
                     <Route path=(StaticSegment("subscribe"), StaticSegment("confirm")) view={Lazy::<SubscribeConfirmRoute>::new()}/>

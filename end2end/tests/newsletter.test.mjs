@@ -47,7 +47,8 @@ describe("newsletter by email", () => {
     const slug = `weekly-${sent}`;
     writeFileSync(
       join(issues, `${slug}.md`),
-      `---\ntitle: "Weekly ${sent}"\nslug: ${slug}\ndate: 2026-12-0${sent}\ntier: free\nsummary: "Issue ${sent}."\n---\nThe body of weekly ${sent}.\n`,
+      `---\ntitle: "Weekly ${sent}"\nslug: ${slug}\ndate: 2026-12-0${sent}\ntier: free\nsummary: "Issue ${sent}."\n---\nThe body of weekly ${sent}.\n\n` +
+        "```python\nwhile not judge(draft).done:  # one pass of the loop, with a comment long enough to pass a phone's width\n    draft = revise(draft)\n```\n",
     );
     const env = { ...process.env, DATABASE_URL: server.databaseUrl, RUST_LOG: "warn" };
     execFileSync(BIN, ["issues", "import", issues], { env });
@@ -87,6 +88,7 @@ describe("newsletter by email", () => {
     const unsubscribe = /<(\S+\/unsubscribe\/fpu_[0-9a-f]{64})>/.exec(issue.listUnsubscribe)?.[1];
     assert.ok(unsubscribe, issue.listUnsubscribe);
     assert.ok(issue.body.includes(unsubscribe), "the same link is in the text");
+    if (javascript) await readOnAPhone(issue.html);
 
     // Unsubscribe from the mail's link: a page with a button.
     await open(unsubscribe);
@@ -101,6 +103,23 @@ describe("newsletter by email", () => {
     }).toString();
     assert.match(status, /queued: \d+/);
     await assert.rejects(smtp.nextMail(email, 3_000), /no mail to/);
+  }
+
+  // The HTML part as a phone's mail app shows it (390 px, no stylesheet:
+  // every style is inline): nothing scrolls sideways, the code keeps the
+  // site's colours and wraps.
+  async function readOnAPhone(html) {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, javaScriptEnabled: false });
+    const mail = await context.newPage();
+    await mail.setContent(html);
+    await mail.screenshot({ path: join(SHOTS, "newsletter-mail-phone.png"), fullPage: true });
+    const sideways = await mail.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+    assert.equal(sideways, false, "the mail does not scroll sideways at 390 px");
+    assert.equal(await mail.locator("style, link[rel=stylesheet]").count(), 0, "styles are inline only");
+    const keyword = mail.locator("pre.code .hl-keyword").first();
+    assert.equal(await keyword.evaluate((el) => getComputedStyle(el).color), "rgb(240, 163, 94)", "the site's keyword colour");
+    assert.equal(await mail.locator("pre.code").evaluate((el) => getComputedStyle(el).whiteSpace), "pre-wrap");
+    await context.close();
   }
 
   test("subscribe, confirm, receive, unsubscribe (JavaScript on)", async () => {

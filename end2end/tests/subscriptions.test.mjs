@@ -165,8 +165,11 @@ describe("subscriptions", () => {
     await page.waitForURL(/\/checkout\/cs_/);
     assert.ok(page.url().startsWith(stripe.url), "the button leads to the (fake) Stripe Checkout");
     await page.getByTestId("fake-stripe-pay").click();
-    await page.waitForURL(/\/account\?checkout=success/);
+    await page.waitForURL(`${server.base}/checkout/thanks`);
     await waitForHydration(page);
+    assert.equal(await page.getByTestId("thanks-status").getAttribute("data-tier"), "founder");
+    assert.equal(await page.getByTestId("thanks-back").count(), 0, "no page to go back to from the pricing page");
+    await visit(page, `${server.base}/account`);
     assert.match(await page.getByTestId("account-tier").innerText(), /Founder/);
 
     // The other reader's pricing page follows the live count.

@@ -8,7 +8,11 @@ use leptos_meta::{Meta, Title};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{set_status, use_page_data};
+use crate::pages::pricing::{
+    founder_plans, plan_buttons, pro_plans, yearly_comparison, PRO_MONTHLY_USD, PRO_YEARLY_USD,
+};
 use crate::pages::subscribe::SubscribeForm;
+use crate::return_to::with_next;
 
 /// An issue as the archive lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +53,9 @@ pub struct IssueView {
     pub locked_words: i64,
     pub signed_in: bool,
     pub reader_tier: String,
+    /// Stripe is configured: the paywall offers the plans' buttons.
+    #[serde(default)]
+    pub payments_configured: bool,
 }
 
 /// The home page's latest free issue.
@@ -179,7 +186,8 @@ pub fn IssuePage() -> impl IntoView {
     .into_any()
 }
 
-/// After each code block that carries an audit share fragment (see the
+/// Every code block can take the focus (it may scroll sideways). After
+/// each code block that carries an audit share fragment (see the
 /// server's `newsletter::format::share_fragment`), a row with "Audit this
 /// loop" (the audit page with the code in its fragment, so nothing is sent)
 /// and a copy button. The HTML was sanitised when the issue was imported;
@@ -198,7 +206,11 @@ fn with_code_actions(html: &str) -> String {
             .filter(|value| {
                 value.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
             });
-        out.push_str(&rest[..close]);
+        // A code block scrolls sideways on a phone: it takes the keyboard's
+        // focus so that it can be scrolled without a pointer.
+        out.push_str(&rest[..open]);
+        out.push_str("<pre tabindex=\"0\" ");
+        out.push_str(&rest[open + "<pre ".len()..close]);
         if let Some(fragment) = fragment {
             out.push_str(&format!(
                 "<p class=\"code-actions\"><a class=\"button\" href=\"/audit#{fragment}\">Audit this loop</a> <button type=\"button\" class=\"button copy-code\">Copy</button></p>"
@@ -235,23 +247,46 @@ fn copy_code(event: leptos::ev::MouseEvent) {
     let _ = event;
 }
 
+/// The paywall. Every way on from it keeps the issue: signing in comes
+/// back here, and a free reader who is signed in pays from here (one form
+/// post to Stripe Checkout), then returns here through the thank-you page.
 fn upgrade_card(issue: &IssueView) -> impl IntoView {
     let tier = tier_label(&issue.tier);
     let what = if issue.free_html.trim().is_empty() { "This issue" } else { "The rest of this issue" };
-    let action = if issue.signed_in {
+    let here = format!("/issues/{}", issue.slug);
+    let pricing = with_next("/pricing", Some(&here));
+    let action = if !issue.signed_in {
         view! {
             <p>
-                <a class="button" href="/pricing" rel="external" data-testid="upgrade-link">
-                    {format!("Become a {tier} reader")}
+                <a class="button button-primary" href=with_next("/signin", Some(&here)) data-testid="upgrade-signin">
+                    "Sign in to subscribe"
                 </a>
+                " or " <a href=pricing rel="external" data-testid="upgrade-link">"see the plans"</a>
+                ". If you subscribe already, signing in opens the rest here."
+            </p>
+        }
+        .into_any()
+    } else if issue.payments_configured && issue.reader_tier == "free" {
+        let (plans, comparison) = if issue.tier == "founder" {
+            (founder_plans().to_vec(), None)
+        } else {
+            (pro_plans().to_vec(), Some(format!("{} ", yearly_comparison(PRO_MONTHLY_USD, PRO_YEARLY_USD))))
+        };
+        view! {
+            {plan_buttons(&plans, Some(&here))}
+            <p class="muted">
+                {comparison}
+                <a href=pricing rel="external" data-testid="upgrade-link">"Compare the plans"</a>
+                ". After paying you come back to this issue."
             </p>
         }
         .into_any()
     } else {
         view! {
             <p>
-                <a class="button" href="/pricing" rel="external" data-testid="upgrade-link">"See the plans"</a>
-                " or " <a href="/signin">"sign in"</a> " if you already subscribe."
+                <a class="button" href=pricing rel="external" data-testid="upgrade-link">
+                    {format!("Become a {tier} reader")}
+                </a>
             </p>
         }
         .into_any()
@@ -281,7 +316,7 @@ mod code_action_tests {
         let out = with_code_actions(html);
         assert_eq!(out.matches("Audit this loop").count(), 1, "{out}");
         assert!(out.contains("href=\"/audit#v1.python.abc-_\""), "{out}");
-        assert!(out.ends_with("<pre class=\"code\"><code>y</code></pre>"), "{out}");
+        assert!(out.ends_with("<pre tabindex=\"0\" class=\"code\"><code>y</code></pre>"), "{out}");
         // Anything but the fragment's alphabet is not put in a link.
         let hostile = "<pre data-audit=\"v1.x.&quot;onclick\"><code>z</code></pre>";
         assert!(!with_code_actions(hostile).contains("Audit this loop"));

@@ -7,6 +7,7 @@
 use std::time::Instant;
 
 use app::auth::{SigninNotice, Viewer, ViewerTeam};
+use app::return_to::{same_site_path, with_next};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -34,14 +35,19 @@ pub fn router() -> Router<AppState> {
         .route("/signout", post(sign_out))
 }
 
+/// The sign-in forms. `next` is the page to return to once signed in; it
+/// is kept only if [`same_site_path`] accepts it (anything else signs in
+/// as usual and lands on `/account`).
 #[derive(Debug, Deserialize)]
 struct EmailForm {
     email: Option<String>,
+    next: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 struct TokenForm {
     token: Option<String>,
+    next: Option<String>,
 }
 
 async fn read_form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (StatusCode, String)> {
@@ -54,7 +60,7 @@ async fn read_form<T: serde::de::DeserializeOwned>(body: Body) -> Result<T, (Sta
 
 async fn request_link(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let notice = |email: String, error: String| SigninNotice { email, error: Some(error) };
+    let notice = |email: String, error: String| SigninNotice { email, error: Some(error), next: None };
     let refuse = |status: StatusCode, notice: SigninNotice, retry: Option<u64>| {
         let state = state.clone();
         let parts = parts.clone();
@@ -82,29 +88,29 @@ async fn request_link(State(state): State<AppState>, request: Request) -> Respon
         Ok(form) => form,
         Err((status, message)) => return refuse(status, notice(String::new(), message), None).await,
     };
+    let next = form.next.as_deref().and_then(same_site_path);
     let typed = form.email.unwrap_or_default();
     let email = match normalize_email(&typed) {
         Ok(email) => email,
         Err(_) => {
             let message = "email: enter an address such as ada@example.com".to_string();
-            return refuse(StatusCode::BAD_REQUEST, notice(typed.chars().take(254).collect(), message), None)
-                .await;
+            let kept = SigninNotice { next, ..notice(typed.chars().take(254).collect(), message) };
+            return refuse(StatusCode::BAD_REQUEST, kept, None).await;
         }
     };
     if let Err(wait) = state.signin_email_limiter.check(email.clone(), Instant::now()) {
         let message =
             "Several links were sent to this address just now: use the latest, or wait and try again."
                 .to_string();
-        return refuse(
-            StatusCode::TOO_MANY_REQUESTS,
-            notice(email, message),
-            Some(retry_after_seconds(wait)),
-        )
-        .await;
+        let kept = SigninNotice { next, ..notice(email, message) };
+        return refuse(StatusCode::TOO_MANY_REQUESTS, kept, Some(retry_after_seconds(wait))).await;
     }
     match state.store.create_signin_token(&email).await {
         Ok(secret) => {
-            let link = format!("{}/signin/verify?token={secret}", state.config.public_url);
+            // The token goes last: whoever copies the link by hand keeps it whole.
+            let verify = with_next(&format!("{}/signin/verify", state.config.public_url), next.as_deref());
+            let joiner = if verify.contains('?') { '&' } else { '?' };
+            let link = format!("{verify}{joiner}token={secret}");
             let body = format!(
                 "Someone (hopefully you) asked to sign in to Fixed Point with this address.\n\n\
                  Open this link to sign in; it works once, for 15 minutes:\n{link}\n\n\
@@ -126,8 +132,9 @@ async fn request_link(State(state): State<AppState>, request: Request) -> Respon
 async fn verify(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let previous = cookie(&parts.headers, SESSION_COOKIE);
-    let form: Result<TokenForm, _> = read_form(body).await;
-    let token = form.ok().and_then(|form| form.token).unwrap_or_default();
+    let form: Option<TokenForm> = read_form(body).await.ok();
+    let next = form.as_ref().and_then(|form| form.next.as_deref()).and_then(same_site_path);
+    let token = form.and_then(|form| form.token).unwrap_or_default();
     match state.store.redeem_signin_token(token.trim()).await {
         Ok(Some((account, session))) => {
             tracing::info!(account_id = account.id, "signed in");
@@ -138,7 +145,7 @@ async fn verify(State(state): State<AppState>, request: Request) -> Response {
                     tracing::warn!(%error, "could not end the previous session");
                 }
             }
-            let mut response = Redirect::to("/account").into_response();
+            let mut response = Redirect::to(next.as_deref().unwrap_or("/account")).into_response();
             if let Ok(value) = HeaderValue::from_str(&session_cookie(&state, &session, SESSION_TTL_MS / 1000))
             {
                 response.headers_mut().insert(header::SET_COOKIE, value);
@@ -152,6 +159,7 @@ async fn verify(State(state): State<AppState>, request: Request) -> Response {
                     "token: this sign-in link has been used, has expired or is not complete. Ask for a new one."
                         .to_string(),
                 ),
+                next,
             };
             render_page(&state, parts, StatusCode::BAD_REQUEST, move || provide_context(notice.clone())).await
         }
@@ -222,8 +230,16 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
         let account = request.extensions().get::<Account>().cloned();
         let access = request.extensions().get::<ReaderAccess>().cloned().unwrap_or_else(ReaderAccess::free);
         let mut extensions = std::mem::take(request.extensions_mut());
-        let loaded =
-            crate::newsletter::pages::load(&state, &path, account.as_ref(), &access, &mut extensions).await;
+        let query = request.uri().query().map(str::to_string);
+        let loaded = crate::newsletter::pages::load(
+            &state,
+            &path,
+            query.as_deref(),
+            account.as_ref(),
+            &access,
+            &mut extensions,
+        )
+        .await;
         *request.extensions_mut() = extensions;
         if let Err(error) = loaded {
             tracing::error!(%error, %path, "could not load a newsletter page");

@@ -5,6 +5,14 @@
 //! and expires in 30 minutes, and a failure to create it gives the seat
 //! back at once. After that only Stripe's word (an expired event, or the
 //! sweeper expiring the session through the API) releases the hold.
+//!
+//! Stripe sends the reader back to `/checkout/thanks`, with the page they
+//! were reading as `next` (a path of this site, checked by
+//! [`app::return_to::same_site_path`] before it gets here). That page only
+//! reads the reader's tier: the tier itself comes from Stripe's webhooks.
+
+use app::return_to::with_next;
+use sha2::{Digest, Sha256};
 
 use super::stripe_api::{CheckoutRequest, StripeApi};
 use super::{BillingError, Plan, CHECKOUT_TTL_SECONDS};
@@ -13,8 +21,14 @@ use crate::store::now_millis;
 use crate::web::AppState;
 
 /// Creates (or, for a founder checkout already in progress, reuses) a
-/// Checkout Session; answers its URL.
-pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<String, BillingError> {
+/// Checkout Session; answers its URL. `next` is the page to offer after
+/// paying, already checked to be a path of this site.
+pub async fn start(
+    state: &AppState,
+    account: &Account,
+    plan: Plan,
+    next: Option<&str>,
+) -> Result<String, BillingError> {
     let (Some(config), Some(api)) = (state.config.stripe.as_ref(), state.stripe.as_ref()) else {
         return Err(BillingError::NotConfigured);
     };
@@ -32,13 +46,19 @@ pub async fn start(state: &AppState, account: &Account, plan: Plan) -> Result<St
         account_id: account.id,
         plan: plan.as_str(),
         hold_id: None,
-        success_url: format!("{public}/account?checkout=success"),
-        cancel_url: format!("{public}/pricing?checkout=cancelled"),
+        success_url: with_next(&format!("{public}/checkout/thanks"), next),
+        cancel_url: with_next(&format!("{public}/pricing?checkout=cancelled"), next),
         // Stripe wants at least 30 minutes from now: from the start of this
         // minute, 31.5 minutes is always 30.5 to 31.5 from now.
         expires_at: minute * 60 + CHECKOUT_TTL_SECONDS + 90,
-        // Double submits within the same minute get the same session.
-        idempotency_key: format!("checkout-{}-{}-{minute}", account.id, plan.as_str()),
+        // Double submits within the same minute get the same session; a
+        // checkout started from another page is another request to Stripe.
+        idempotency_key: format!(
+            "checkout-{}-{}-{minute}-{}",
+            account.id,
+            plan.as_str(),
+            &hex::encode(Sha256::digest(next.unwrap_or_default()))[..16]
+        ),
     };
     if plan != Plan::FounderYearly {
         return Ok(api.create_checkout(&request).await?.url);

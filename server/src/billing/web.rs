@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use app::pages::pricing::{FounderSeats, PricingView};
+use app::return_to::{same_site_path, with_next};
 use axum::extract::{Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -73,9 +74,12 @@ pub fn mcp_switch_name(switch: crate::config::McpSwitch) -> &'static str {
     }
 }
 
+/// A checkout request: the plan, and optionally `next`, the page of this
+/// site to offer after paying (the issue the reader was reading).
 #[derive(Debug, Deserialize)]
 struct CheckoutBody {
     plan: Option<String>,
+    next: Option<String>,
 }
 
 fn error_response(error: &BillingError) -> Response {
@@ -123,12 +127,12 @@ async fn checkout_api(State(state): State<AppState>, request: Request) -> Respon
         }
     };
     let parsed = crate::web::json::strict_json(&body).and_then(serde_json::from_value::<CheckoutBody>);
-    let plan = match parsed {
-        Ok(CheckoutBody { plan: Some(plan) }) => match Plan::from_name(&plan) {
-            Some(plan) => plan,
+    let (plan, next) = match parsed {
+        Ok(CheckoutBody { plan: Some(plan), next }) => match Plan::from_name(&plan) {
+            Some(plan) => (plan, next),
             None => return error_response(&BillingError::BadPlan),
         },
-        Ok(CheckoutBody { plan: None }) => {
+        Ok(CheckoutBody { plan: None, .. }) => {
             return (StatusCode::BAD_REQUEST, Json(json!({"error": "bad_plan", "message": "plan: required"})))
                 .into_response()
         }
@@ -138,27 +142,38 @@ async fn checkout_api(State(state): State<AppState>, request: Request) -> Respon
                 .into_response();
         }
     };
-    match checkout::start(&state, &account, plan).await {
+    let next = match next.as_deref().map(same_site_path) {
+        None => None,
+        Some(Some(next)) => Some(next),
+        Some(None) => {
+            let message = "next: a path of this site, such as /issues/SLUG";
+            return (StatusCode::BAD_REQUEST, Json(json!({"error": "bad_next", "message": message})))
+                .into_response();
+        }
+    };
+    match checkout::start(&state, &account, plan, next.as_deref()).await {
         Ok(url) => Json(json!({"url": url})).into_response(),
         Err(error) => error_response(&error),
     }
 }
 
-/// `POST /checkout` (form field `plan`): 303 to Stripe, or the pricing
-/// page with the reason.
+/// `POST /checkout` (form fields `plan` and, optionally, `next`): 303 to
+/// Stripe, or the pricing page with the reason. A `next` that is not a
+/// path of this site is dropped (the checkout goes on without it).
 async fn checkout_form(State(state): State<AppState>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let Some(account) = signed_in(&parts.extensions) else {
-        return Redirect::to("/signin").into_response();
-    };
-    let plan = axum::body::to_bytes(body, 4096)
+    let form = axum::body::to_bytes(body, 4096)
         .await
         .ok()
-        .and_then(|bytes| serde_urlencoded::from_bytes::<CheckoutBody>(&bytes).ok())
-        .and_then(|form| form.plan)
-        .and_then(|plan| Plan::from_name(&plan));
+        .and_then(|bytes| serde_urlencoded::from_bytes::<CheckoutBody>(&bytes).ok());
+    let next = form.as_ref().and_then(|form| form.next.as_deref()).and_then(same_site_path);
+    let Some(account) = signed_in(&parts.extensions) else {
+        let back = with_next("/pricing", next.as_deref());
+        return Redirect::to(&with_next("/signin", Some(&back))).into_response();
+    };
+    let plan = form.and_then(|form| form.plan).and_then(|plan| Plan::from_name(&plan));
     let result = match plan {
-        Some(plan) => checkout::start(&state, &account, plan).await,
+        Some(plan) => checkout::start(&state, &account, plan, next.as_deref()).await,
         None => Err(BillingError::BadPlan),
     };
     let (status, notice) = match result {
@@ -185,15 +200,18 @@ async fn checkout_form(State(state): State<AppState>, request: Request) -> Respo
             )
         }
     };
-    pricing_answer(&state, parts, Some(&account), status, notice).await
+    pricing_answer(&state, parts, Some(&account), status, notice, next.as_deref()).await
 }
 
+/// The pricing page with `notice`, as if opened at `/pricing` (with the
+/// page to return to, when there is one).
 async fn pricing_answer(
     state: &AppState,
     mut parts: axum::http::request::Parts,
     account: Option<&Account>,
     status: StatusCode,
     notice: String,
+    next: Option<&str>,
 ) -> Response {
     let access = match account {
         Some(account) => state.store.reader_access(account.id).await.unwrap_or_else(|_| ReaderAccess::free()),
@@ -201,7 +219,9 @@ async fn pricing_answer(
     };
     match pricing_view(state, account, &access, Some(notice)).await {
         Ok(view) => {
-            parts.uri = axum::http::Uri::from_static("/pricing");
+            parts.uri = with_next("/pricing", next)
+                .parse()
+                .unwrap_or_else(|_| axum::http::Uri::from_static("/pricing"));
             parts.extensions.insert(view.clone());
             render_page(state, parts, status, move || provide_context(view.clone())).await
         }
@@ -257,7 +277,8 @@ async fn waitlist(State(state): State<AppState>, request: Request) -> Response {
     let address = crate::web::rate_limit::client_ip(&parts.extensions);
     if state.signin_limiter.check(address, std::time::Instant::now()).is_err() {
         let notice = "Too many requests from your address: wait a minute and try again.".to_string();
-        return pricing_answer(&state, parts, account.as_ref(), StatusCode::TOO_MANY_REQUESTS, notice).await;
+        return pricing_answer(&state, parts, account.as_ref(), StatusCode::TOO_MANY_REQUESTS, notice, None)
+            .await;
     }
     let email = axum::body::to_bytes(body, 4096)
         .await
@@ -276,7 +297,7 @@ async fn waitlist(State(state): State<AppState>, request: Request) -> Response {
             (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong; try again.".to_string())
         }
     };
-    pricing_answer(&state, parts, account.as_ref(), status, notice).await
+    pricing_answer(&state, parts, account.as_ref(), status, notice, None).await
 }
 
 #[derive(Debug, Deserialize)]

@@ -36,47 +36,6 @@ pub struct IssueLetter {
     html: String,
 }
 
-/// The stylesheet of the HTML part, inlined into each element's `style`: the
-/// site's code colours and a layout that reads in a phone's mail app.
-const STYLES: &[(&str, &str)] = &[
-    ("body", "margin:0;padding:0;background:#f6f4ef;"),
-    ("pre", "background:#1d232b;color:#e8e6e1;border-radius:6px;padding:12px 14px;overflow-x:auto;font-size:13px;line-height:1.5;white-space:pre-wrap;word-break:break-word;"),
-    ("code", "font-family:ui-monospace,Menlo,Consolas,monospace;"),
-    ("h2", "font-size:20px;line-height:1.3;margin:24px 0 8px;"),
-    ("h3", "font-size:17px;line-height:1.3;margin:20px 0 6px;"),
-    ("p", "margin:0 0 14px;"),
-    ("a", "color:#1d5fa8;"),
-    ("blockquote", "margin:0 0 14px;padding-left:12px;border-left:3px solid #d9d4c7;color:#555;"),
-];
-
-/// The colours of highlighted code, by the auditor's highlight classes.
-const CODE_COLOURS: &[(&str, &str)] = &[
-    ("hl-keyword", "color:#f0a35e;"),
-    ("hl-string", "color:#a8d59a;"),
-    ("hl-string-special", "color:#a8d59a;"),
-    ("hl-comment", "color:#8d96a3;font-style:italic;"),
-    ("hl-number", "color:#e9c46a;"),
-    ("hl-constant", "color:#e9c46a;"),
-    ("hl-constant-builtin", "color:#e9c46a;"),
-    ("hl-function", "color:#8ec5ff;"),
-    ("hl-function-method", "color:#8ec5ff;"),
-    ("hl-function-builtin", "color:#8ec5ff;"),
-    ("hl-type", "color:#d7a6f5;"),
-    ("hl-constructor", "color:#d7a6f5;"),
-    ("hl-module", "color:#d7a6f5;"),
-    ("hl-property", "color:#f3b8c5;"),
-    ("hl-attribute", "color:#f3b8c5;"),
-    ("hl-label", "color:#f3b8c5;"),
-    ("hl-tag", "color:#f3b8c5;"),
-    ("hl-escape", "color:#ffd49a;"),
-    ("hl-embedded", "color:#ffd49a;"),
-    ("hl-variable-builtin", "color:#ffd49a;"),
-    ("hl-operator", "color:#c9ccd1;"),
-    ("hl-punctuation", "color:#c9ccd1;"),
-    ("hl-punctuation-bracket", "color:#c9ccd1;"),
-    ("hl-punctuation-delimiter", "color:#c9ccd1;"),
-];
-
 impl IssueLetter {
     /// Renders `issue` for a reader of `reader` tier: the whole issue when
     /// the tier reads it, else the free part and a link to the rest (the
@@ -137,10 +96,8 @@ fn html_document(issue: &IssueContent, body: &str, url: &str, rest: Option<&(Str
     let rest = rest
         .map(|(line, pricing)| {
             format!(
-                "<div style=\"margin:24px 0;padding:16px;border:1px solid #d9d4c7;border-radius:8px;background:#fffdf8;\">\
-                 <p style=\"margin:0 0 10px;\"><strong>{}</strong></p>\
-                 <p style=\"margin:0;\"><a href=\"{}\" style=\"color:#1d5fa8;\">Read it on the site</a> · \
-                 <a href=\"{}\" style=\"color:#1d5fa8;\">See the plans</a></p></div>",
+                "<div class=\"upgrade-card\"><p><strong>{}</strong></p>\
+                 <p><a href=\"{}\">Read it on the site</a> · <a href=\"{}\">See the plans</a></p></div>",
                 escape(line),
                 escape(url),
                 escape(pricing)
@@ -150,20 +107,18 @@ fn html_document(issue: &IssueContent, body: &str, url: &str, rest: Option<&(Str
     let html = format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title></head>\
-         <body><div style=\"max-width:640px;margin:0 auto;padding:20px 16px;font-family:Georgia,'Times New Roman',serif;\
-         font-size:17px;line-height:1.6;color:#1f1f1f;background:#ffffff;\">\
-         <p style=\"margin:0 0 4px;font-family:system-ui,sans-serif;font-size:13px;color:#666;\">Fixed Point · {date}</p>\
-         <h1 style=\"font-size:26px;line-height:1.25;margin:0 0 8px;\"><a href=\"{url}\" style=\"color:#1f1f1f;text-decoration:none;\">{title}</a></h1>\
-         <p style=\"margin:0 0 20px;color:#555;\">{summary}</p>\
-         {body}{rest}\
-         <hr style=\"border:none;border-top:1px solid #e3ded2;margin:28px 0 12px;\">\
-         <p style=\"font-family:system-ui,sans-serif;font-size:13px;color:#666;\">\
-         <a href=\"{url}\" style=\"color:#1d5fa8;\">Read this issue on the site</a> · \
-         <a href=\"{UNSUBSCRIBE_SLOT}\" style=\"color:#1d5fa8;\">Unsubscribe</a></p></div></body></html>",
+         <body><div class=\"mail-page\">\
+         <p class=\"mail-meta\">Fixed Point · {date}</p>\
+         <h1 class=\"mail-title\"><a href=\"{url}\">{title}</a></h1>\
+         <p class=\"mail-summary\">{summary}</p>\
+         <div class=\"issue-body\">{body}</div>{rest}\
+         <hr class=\"mail-rule\">\
+         <p class=\"mail-footer\"><a href=\"{url}\">Read this issue on the site</a> · \
+         <a href=\"{UNSUBSCRIBE_SLOT}\">Unsubscribe</a></p></div></body></html>",
         date = escape(&issue.date),
         url = escape(url),
     );
-    inline_styles(&html)
+    super::mail_style::inline(&html)
 }
 
 fn text_document(issue: &IssueContent, body: &str, url: &str, rest: Option<&(String, String)>) -> String {
@@ -180,49 +135,6 @@ fn text_document(issue: &IssueContent, body: &str, url: &str, rest: Option<&(Str
     }
     text.push_str(&format!("-- \nRead this issue on the site: {url}\nUnsubscribe: {UNSUBSCRIBE_SLOT}\n"));
     text
-}
-
-/// Gives each element of the sanitised issue HTML the style its tag or
-/// highlight class has in [`STYLES`] and [`CODE_COLOURS`]: the stylesheet,
-/// inlined. The issue HTML is ammonia's output (no `style` attributes of its
-/// own), so a tag either has a class attribute we know or none.
-fn inline_styles(html: &str) -> String {
-    let mut out = String::with_capacity(html.len() + html.len() / 4);
-    let mut rest = html;
-    while let Some(at) = rest.find('<') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let Some(end) = rest.find('>') else { break };
-        let tag = &rest[..=end];
-        rest = &rest[end + 1..];
-        let name_end = tag[1..].find(|c: char| !c.is_ascii_alphanumeric()).map_or(tag.len() - 1, |n| n + 1);
-        let name = &tag[1..name_end];
-        if name.is_empty() || tag.contains("style=\"") {
-            out.push_str(tag);
-            continue;
-        }
-        let mut style = STYLES.iter().find(|(tag_name, _)| *tag_name == name).map(|(_, s)| s.to_string());
-        if let Some(class_at) = tag.find("class=\"") {
-            let classes = &tag[class_at + 7..];
-            let classes = &classes[..classes.find('"').unwrap_or(classes.len())];
-            for class in classes.split_whitespace() {
-                if let Some((_, colour)) = CODE_COLOURS.iter().find(|(known, _)| *known == class) {
-                    style.get_or_insert_with(String::new).push_str(colour);
-                }
-            }
-        }
-        match style {
-            Some(style) => {
-                let close = if tag.ends_with("/>") { tag.len() - 2 } else { tag.len() - 1 };
-                out.push_str(&tag[..close]);
-                out.push_str(&format!(" style=\"{style}\""));
-                out.push_str(&tag[close..]);
-            }
-            None => out.push_str(tag),
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Plain text of sanitised HTML: paragraphs and headings as lines, list
@@ -423,16 +335,65 @@ mod tests {
         assert!(text.contains("- one\n- two"), "{text}");
     }
 
+    /// The colour `style/main.css` gives `class`, read from the file as a
+    /// person would: the rule that names the class, its `color`.
+    fn site_colour(class: &str) -> Option<String> {
+        let css = include_str!("../../../style/main.css");
+        let rule = css.lines().find(|line| {
+            line.split('{')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .any(|selector| selector.trim() == format!(".{class}"))
+        })?;
+        let color = rule.split("color:").nth(1)?;
+        Some(color.split(';').next()?.trim().to_string())
+    }
+
+    /// The `style` attribute of the first element of `html` whose tag starts
+    /// with `open`.
+    fn style_of<'a>(html: &'a str, open: &str) -> &'a str {
+        let at = html.find(open).unwrap_or_else(|| panic!("{open} in {html}"));
+        let tag = &html[at..at + html[at..].find('>').unwrap()];
+        tag.split("style=\"").nth(1).and_then(|style| style.split('"').next()).unwrap_or_default()
+    }
+
     #[test]
-    fn styles_are_inlined_and_code_is_coloured_as_on_the_site() {
-        let letter = IssueLetter::render(&issue(), Tier::Pro, "https://fp.example");
-        assert!(
-            letter.html.contains("<span class=\"hl-keyword\" style=\"color:#f0a35e;\">while</span>"),
-            "{}",
-            letter.html
-        );
-        assert!(letter.html.contains("<pre class=\"code\" style=\"background:#1d232b;"), "{}", letter.html);
+    fn code_is_coloured_as_on_the_site_whatever_main_css_says() {
+        // Every class the highlighter can write, in a code block of a letter:
+        // each span carries the colour the site's stylesheet gives it, so a
+        // colour changed in style/main.css changes the mail too.
+        let spans: String = auditor::highlight_classes()
+            .iter()
+            .map(|class| format!("<span class=\"{class}\">x</span>"))
+            .collect();
+        let mut coloured = issue();
+        coloured.free_html = format!("<pre class=\"code\"><code>{spans}</code></pre>");
+        let letter = IssueLetter::render(&coloured, Tier::Pro, "https://fp.example");
+        for class in auditor::highlight_classes() {
+            let expected = site_colour(&class).unwrap_or_else(|| panic!("main.css colours .{class}"));
+            let style = style_of(&letter.html, &format!("<span class=\"{class}\""));
+            assert!(style.replace(' ', "").contains(&format!("color:{expected}")), ".{class}: {style}");
+        }
+        let pre = style_of(&letter.html, "<pre class=\"code\"");
+        assert!(pre.contains("background: #1d232b"), "{pre}");
+        assert!(pre.contains("white-space: pre-wrap"), "long lines wrap on a phone: {pre}");
         assert!(!letter.html.contains("<style"), "no stylesheet: mail apps drop them");
+        assert!(!letter.html.contains("var(") && !letter.html.contains("rem;"), "{}", letter.html);
+    }
+
+    #[test]
+    fn the_layout_around_the_issue_is_inlined_too() {
+        let letter = IssueLetter::render(&issue(), Tier::Free, "https://fp.example");
+        for (element, property) in [
+            ("<div class=\"mail-page\"", "max-width: 640px"),
+            ("<h1 class=\"mail-title\"", "font-size: 26px"),
+            ("<div class=\"upgrade-card\"", "border-top: 4px solid #9a5b00"),
+            ("<a href=\"https://x.example", "color: #9a5b00"),
+        ] {
+            let style = style_of(&letter.html, element);
+            assert!(style.contains(property), "{element}: {style}");
+        }
     }
 
     #[test]

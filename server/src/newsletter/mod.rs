@@ -12,6 +12,7 @@ pub mod delivery;
 pub mod feeds;
 pub mod format;
 pub mod import;
+mod mail_style;
 pub mod message;
 pub mod pages;
 pub mod send_web;

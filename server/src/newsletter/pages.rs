@@ -29,14 +29,26 @@ pub fn wants(path: &str) -> bool {
         || path.starts_with("/issues/")
         || path == "/account"
         || path == "/pricing"
+        || path == "/checkout/thanks"
         || path.starts_with("/unsubscribe/")
 }
 
-/// Loads what the page at `path` shows to this reader into `extensions`.
-/// `access` is the reader's entitlement (free when signed out).
+/// The `next` of a page's query string, if it is a path of this site.
+fn next_of(query: Option<&str>) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Next {
+        next: Option<String>,
+    }
+    let next = serde_urlencoded::from_str::<Next>(query?).ok()?.next?;
+    app::return_to::same_site_path(&next)
+}
+
+/// Loads what the page at `path` (with `query`) shows to this reader into
+/// `extensions`. `access` is the reader's entitlement (free when signed out).
 pub async fn load(
     state: &AppState,
     path: &str,
+    query: Option<&str>,
     account: Option<&Account>,
     access: &ReaderAccess,
     extensions: &mut axum::http::Extensions,
@@ -64,6 +76,7 @@ pub async fn load(
                 locked_words,
                 signed_in: account.is_some(),
                 reader_tier: access.tier.as_str().to_string(),
+                payments_configured: state.config.stripe.is_some(),
             });
         }
     } else if let Some(token) = path.strip_prefix("/unsubscribe/") {
@@ -77,6 +90,21 @@ pub async fn load(
             .await
             .map_err(|error| NewsletterError::Invalid(error.to_string()))?;
         extensions.insert(view);
+    } else if path == "/checkout/thanks" {
+        // Only what the database says: the tier comes from Stripe's webhooks.
+        let next = next_of(query);
+        let slug = next.as_deref().and_then(|next| next.strip_prefix("/issues/"));
+        let slug = slug.and_then(|slug| slug.split(['?', '#']).next()).filter(|slug| !slug.contains('/'));
+        let next_title = match slug {
+            Some(slug) => store.issue_for(slug, access.tier).await?.map(|record| record.title),
+            None => None,
+        };
+        extensions.insert(app::pages::pricing::ThanksView {
+            signed_in: account.is_some(),
+            tier: access.tier.as_str().to_string(),
+            next,
+            next_title,
+        });
     } else if path == "/account" {
         if let Some(account) = account {
             extensions.insert(account_view(state, account, access, None, None).await?);

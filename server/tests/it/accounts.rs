@@ -50,6 +50,56 @@ both_backends! {
 }
 
 both_backends! {
+    async fn signing_in_returns_to_the_page_the_reader_was_on_and_nowhere_else(db: TestDb) {
+        let app = app(&db);
+        // From an issue's paywall: the link in the mail carries the issue,
+        // its confirm page keeps it, and the button lands on it.
+        let signin = get(&app, "/signin?next=%2Fissues%2Ffixed-points-and-cycles", None).await;
+        assert!(signin.body.contains("name=\"next\" value=\"/issues/fixed-points-and-cycles\""), "{}", signin.body);
+        let asked = post_form(&app, "/signin", "email=ada%40example.com&next=%2Fissues%2Ffixed-points-and-cycles", None).await;
+        assert_eq!(asked.headers.get(header::LOCATION).unwrap(), "/signin?sent=1", "the same answer as ever");
+        let outbox = db.store.outbox(5).await.unwrap();
+        let mail = &outbox.iter().find(|m| m.recipient == "ada@example.com").unwrap().body;
+        let link = mail.split_whitespace().find(|word| word.contains("/signin/verify?")).unwrap();
+        let token = mailed_token(&db, "ada@example.com").await;
+        assert_eq!(link, format!("{BASE}/signin/verify?next=/issues/fixed-points-and-cycles&token={token}"));
+        let confirm = get(&app, link.strip_prefix(BASE).unwrap(), None).await;
+        assert!(confirm.body.contains("name=\"next\" value=\"/issues/fixed-points-and-cycles\""), "{}", confirm.body);
+        let verified = post_form(&app, "/signin/verify", &format!("token={token}&next=%2Fissues%2Ffixed-points-and-cycles"), None).await;
+        assert_eq!(verified.status, StatusCode::SEE_OTHER);
+        assert_eq!(verified.headers.get(header::LOCATION).unwrap(), "/issues/fixed-points-and-cycles");
+
+        // From the pricing page, with the issue it was opened from.
+        let token = db.store.create_signin_token("ada@example.com").await.unwrap();
+        let next = app::return_to::query_encode("/pricing?next=/issues/x");
+        let verified = post_form(&app, "/signin/verify", &format!("token={token}&next={next}"), None).await;
+        assert_eq!(verified.headers.get(header::LOCATION).unwrap(), "/pricing?next=/issues/x");
+
+        // Anything that would leave the site (or go round in circles) signs
+        // in all the same and lands on the account page; the mailed link
+        // does not carry it.
+        let hostile = [
+            "//evil.example", "/\\evil.example", "\\\\evil.example", "https://evil.example", "https:evil.example",
+            "javascript:alert(1)", "/\t/evil.example", "/%2F%2Fevil.example", "/%5Cevil.example",
+            "/%252F%252Fevil.example", "/%09/evil.example", "/\u{202e}evil.example", "evil.example", "/signin", "",
+        ];
+        for (n, next) in hostile.iter().enumerate() {
+            let encoded = app::return_to::query_encode(next);
+            let page = get(&app, &format!("/signin?next={encoded}"), None).await;
+            assert!(!page.body.contains("evil.example"), "{next:?}: {}", page.body);
+            let token = db.store.create_signin_token(&format!("h{n}@example.com")).await.unwrap();
+            let verified = post_form(&app, "/signin/verify", &format!("token={token}&next={encoded}"), None).await;
+            assert_eq!(verified.status, StatusCode::SEE_OTHER, "{next:?}");
+            assert_eq!(verified.headers.get(header::LOCATION).unwrap(), "/account", "{next:?}");
+        }
+        post_form(&app, "/signin", "email=bo%40example.com&next=%2F%2Fevil.example", None).await;
+        let outbox = db.store.outbox(5).await.unwrap();
+        let mail = &outbox.iter().find(|m| m.recipient == "bo@example.com").unwrap().body;
+        assert!(!mail.contains("evil") && mail.contains("/signin/verify?token=fps_"), "{mail}");
+    }
+}
+
+both_backends! {
     async fn expired_altered_and_missing_tokens_are_refused(db: TestDb) {
         let app = app(&db);
         post_form(&app, "/signin", "email=bo%40example.com", None).await;

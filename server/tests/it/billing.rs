@@ -11,7 +11,7 @@ use server::newsletter::{seed_samples, Tier};
 
 use crate::support::fake_stripe::{FakeStripe, WEBHOOK_SECRET};
 use crate::support::http::{
-    app_with, get, post_form, post_json, send, serve, session_cookie, state_with, Reply,
+    app_with, get, post_form, post_json, send, serve, session_cookie, state_with, Reply, BASE,
 };
 use crate::support::TestDb;
 
@@ -533,5 +533,91 @@ both_backends! {
             .unwrap();
         let reply = send(&server::site::router(down), request, "127.0.0.1:9").await;
         assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", reply.body);
+    }
+}
+
+both_backends! {
+    async fn a_checkout_from_the_paywall_comes_back_to_the_issue_once_stripe_confirms(db: TestDb) {
+        seed_samples(&db.store).await.unwrap();
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "bea@example.com").await;
+        let issue = "/issues/fixed-points-and-cycles";
+
+        // A signed-in free reader pays from the paywall itself, and each
+        // plan's form carries the issue.
+        let paywall = get(&site.app, issue, Some(&cookie)).await;
+        for plan in ["pro_monthly", "pro_yearly"] {
+            assert!(paywall.body.contains(&format!("data-testid=\"checkout-{plan}\"")), "{}", paywall.body);
+        }
+        assert!(paywall.body.contains(&format!("name=\"next\" value=\"{issue}\"")), "{}", paywall.body);
+        assert!(paywall.body.contains("A year costs $180 paid monthly (12 × $15) or $250 paid at once."));
+
+        // The form's post starts Checkout with the issue in the success URL.
+        let started = post_form(&site.app, "/checkout", "plan=pro_monthly&next=%2Fissues%2Ffixed-points-and-cycles", Some(&cookie)).await;
+        assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
+        let session = started.headers["location"].to_str().unwrap().rsplit('/').next().unwrap().to_string();
+        let created = site.fake.object("sessions", &session).await;
+        assert_eq!(created["success_url"], format!("{BASE}/checkout/thanks?next={issue}"), "{created}");
+        assert_eq!(created["cancel_url"], format!("{BASE}/pricing?checkout=cancelled&next={issue}"));
+
+        // Back from Checkout before Stripe's webhook: the page grants
+        // nothing and says that the confirmation has not come.
+        let early = get(&site.app, &format!("/checkout/thanks?next={issue}"), Some(&cookie)).await;
+        assert_eq!(early.status, StatusCode::OK, "{}", early.body);
+        assert!(early.body.contains("data-tier=\"free\""), "{}", early.body);
+        assert!(early.body.contains("its confirmation has not reached us yet"), "{}", early.body);
+        assert_eq!(tier_of(&db, "bea@example.com").await, Tier::Free, "the page itself grants nothing");
+        assert!(!get(&site.app, issue, Some(&cookie)).await.body.contains("The digest trick"));
+
+        let done = site.fake.post(&format!("/_fake/checkout/sessions/{session}/complete"), json!({})).await;
+        for delivery in done["deliveries"].as_array().unwrap() {
+            assert_eq!(delivery["status"], 200, "{delivery}");
+        }
+        let thanks = get(&site.app, &format!("/checkout/thanks?next={issue}"), Some(&cookie)).await;
+        assert!(thanks.body.contains("data-tier=\"pro\""), "{}", thanks.body);
+        assert!(thanks.body.contains("You are a Pro reader now."), "{}", thanks.body);
+        assert!(thanks.body.contains(&format!("href=\"{issue}\"")), "the way back to the issue: {}", thanks.body);
+        assert!(thanks.body.contains("Back to \u{201c}Fixed points and cycles\u{201d}"), "{}", thanks.body);
+        assert!(get(&site.app, issue, Some(&cookie)).await.body.contains("The digest trick"));
+
+        // Whatever `next` a link carries, the page links only into the site.
+        for hostile in ["//evil.example", "https://evil.example", "/%2F%2Fevil.example", "/%5Cevil.example"] {
+            let encoded = app::return_to::query_encode(hostile);
+            let page = get(&site.app, &format!("/checkout/thanks?next={encoded}"), Some(&cookie)).await;
+            assert_eq!(page.status, StatusCode::OK);
+            assert!(!page.body.contains("evil.example"), "{hostile}: {}", page.body);
+            assert!(!page.body.contains("data-testid=\"thanks-back\""), "{hostile}");
+        }
+    }
+}
+
+both_backends! {
+    async fn a_checkout_carries_only_a_path_of_this_site(db: TestDb) {
+        let site = site(&db, 100).await;
+        let cookie = session_cookie(&db, "cy@example.com").await;
+        let api = |next: &str| json!({"plan": "pro_yearly", "next": next}).to_string();
+        for hostile in ["//evil.example", "/\\evil.example", "https://evil.example", "/%2f%2fevil.example", "/\t/evil.example", "javascript:alert(1)"] {
+            let refused = post_json(&site.app, "/api/v1/checkout", &api(hostile), Some(&cookie)).await;
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{hostile:?}");
+            assert!(refused.body.contains("\"error\":\"bad_next\"") && refused.body.contains("next: "), "{}", refused.body);
+
+            // The pricing page's form drops it and checks out all the same.
+            let body = format!("plan=pro_yearly&next={}", app::return_to::query_encode(hostile));
+            let started = post_form(&site.app, "/checkout", &body, Some(&cookie)).await;
+            assert_eq!(started.status, StatusCode::SEE_OTHER, "{hostile:?}: {}", started.body);
+        }
+        let sessions = site.fake.get("/_fake/state").await["sessions"].clone();
+        for session in sessions.as_array().unwrap() {
+            assert_eq!(session["success_url"], format!("{BASE}/checkout/thanks"), "{session}");
+        }
+        let kept = post_json(&site.app, "/api/v1/checkout", &api("/issues/x?from=mail"), Some(&cookie)).await;
+        assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+        let session = site.fake.object("sessions", &session_id(&kept)).await;
+        assert_eq!(session["success_url"], format!("{BASE}/checkout/thanks?next=/issues/x%3Ffrom%3Dmail"));
+
+        // Signed out, the form sends the reader to sign in and back to the plans.
+        let signed_out = post_form(&site.app, "/checkout", "plan=pro_yearly&next=%2Fissues%2Fx", None).await;
+        assert_eq!(signed_out.status, StatusCode::SEE_OTHER);
+        assert_eq!(signed_out.headers["location"], "/signin?next=/pricing%3Fnext%3D/issues/x");
     }
 }

@@ -166,7 +166,7 @@ both_backends! {
                 assert!(text.contains("PAID-ONE-SECRET") && html.contains("PAID-ONE-SECRET"), "{address}");
             }
             // Code is coloured as on the site, with the styles inline.
-            assert!(html.contains("style=\"color:#f0a35e;\">while</span>"), "{html}");
+            assert!(html.contains("style=\"color: #f0a35e;\">while</span>"), "{html}");
             let unsubscribe = &message.headers["List-Unsubscribe"];
             assert!(unsubscribe.starts_with(&format!("<{PUBLIC}/unsubscribe/fpu_")), "{unsubscribe}");
             assert_eq!(message.headers["List-Unsubscribe-Post"], "List-Unsubscribe=One-Click");

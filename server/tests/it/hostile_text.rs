@@ -1,7 +1,7 @@
 //! One rule for stored text (issue 23): the same table of hostile values
 //! goes through every way text gets in (the ingest API, heartbeats, OTLP
-//! traces as JSON, a signed Stripe webhook, the sign-in and subscribe
-//! forms, the team and loop pages' forms, the issue and subscriber imports)
+//! traces as JSON, a signed Stripe webhook, the sign-in (with the page to
+//! return to) and subscribe forms, the team and loop pages' forms, the issue and subscriber imports)
 //! on SQLite and on PostgreSQL. Both databases must give the same answer to
 //! each, no answer may be a 5xx, and nothing refused is stored.
 
@@ -234,6 +234,9 @@ async fn answers(db: TestDb) -> Vec<Answer> {
             ("/signin", format!("{}%40x.test", value.form)),
             ("/subscribe", format!("{}%40x.test", value.form)),
             ("/signin", format!("victim%40{}.test", value.form)),
+            // The page to return to after signing in is not stored, but it
+            // goes into the mailed link: it must be dropped, not mailed.
+            ("/signin", format!("next{index}%40x.test&next=%2F{}", value.form)),
         ] {
             let request = Request::post(path)
                 .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -277,6 +280,14 @@ async fn answers(db: TestDb) -> Vec<Answer> {
             command_text(&imported, &dir),
         );
     }
+    let outbox = db.store.outbox(500).await.unwrap();
+    let links: Vec<&str> = outbox
+        .iter()
+        .filter(|mail| mail.recipient.starts_with("next"))
+        .map(|mail| mail.body.as_str())
+        .collect();
+    assert!(links.len() >= 3, "the sign-ins with a hostile return path still mail a link: {}", links.len());
+    assert!(links.iter().all(|body| body.contains("/signin/verify?token=")), "{links:?}");
     // A key given twice, in an export and in a Stripe event.
     let request = Request::post("/v1/traces")
         .header(header::AUTHORIZATION, format!("Bearer {token}"))
@@ -386,8 +397,17 @@ async fn hostile_text_gets_the_same_answer_on_both_databases() {
     // A right-to-left override is text in a message, never in an address.
     assert_eq!(of("rounds findings[0].message: right-to-left override").status, 200);
     assert_eq!(of("issues import title: right-to-left override").status, 0);
-    for answer in sqlite.iter().filter(|answer| answer.case.starts_with('/')) {
+    let (returns, addresses): (Vec<&Answer>, Vec<&Answer>) = sqlite
+        .iter()
+        .filter(|answer| answer.case.starts_with('/'))
+        .partition(|answer| answer.case.contains("&next="));
+    for answer in addresses {
         assert!(matches!(answer.status, 400 | 413), "no hostile address is taken: {answer:?}");
+    }
+    // A hostile page to return to is dropped: the link is mailed all the same.
+    for answer in returns {
+        let dropped = answer.status == 303 && answer.body == "/signin?sent=1";
+        assert!(dropped || answer.status == 413, "{answer:?}");
     }
     // A megabyte does not fit in a round (1 MiB body cap) nor a form.
     assert_eq!(of("rounds state: 1 MB").status, 413);
