@@ -424,6 +424,11 @@ pub(crate) struct Facts {
     pub called_in_loops: HashSet<String>,
     pub flag_assigns: Vec<FlagAssign>,
     pub local_flag_sets: Vec<LocalFlagSet>,
+    /// Local flags turned on inside a loop, with the nearest condition
+    /// under which each is (`aborted = True` under `if
+    /// status["should_stop"]:`): a later `if aborted: break` says what that
+    /// condition says.
+    pub loop_flag_sets: Vec<LocalFlagSet>,
     /// Loop-condition clauses that are flags the loop sets itself (`while
     /// not self.stop_flag` with `self.stop_flag = True` in its body): the
     /// assignments' conditions say why it ends, not the flag's name.
@@ -965,6 +970,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         called_in_loops: HashSet::default(),
         flag_assigns: Vec::new(),
         local_flag_sets: Vec::new(),
+        loop_flag_sets: Vec::new(),
         decided_flags: HashSet::default(),
         opaque_flags: HashMap::default(),
         transparent_flags: HashSet::default(),
@@ -2445,6 +2451,24 @@ impl<'s, 't> Walker<'s, 't> {
                 let guards = self.guard_clauses_above(self.innermost_function_frame());
                 if !guards.is_empty() {
                     self.facts.local_flag_sets.push(LocalFlagSet {
+                        function,
+                        name: targets[0].clone(),
+                        range: node.byte_range(),
+                        guards,
+                    });
+                }
+            }
+        }
+        if plain_value
+            && truthy
+            && targets.len() == 1
+            && !settable_elsewhere
+            && self.facts.loop_flag_sets.len() < 256
+        {
+            if let (Some(function), Some((loop_frame, _))) = (function, self.innermost_loop()) {
+                let nearest = self.guard_groups_above(loop_frame).into_iter().next();
+                if let Some((Role::Guard, guards)) = nearest {
+                    self.facts.loop_flag_sets.push(LocalFlagSet {
                         function,
                         name: targets[0].clone(),
                         range: node.byte_range(),

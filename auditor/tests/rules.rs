@@ -525,3 +525,38 @@ fn a_persons_answer_is_one_asked_of_them_not_a_name_that_says_input_or_permissio
         &[E6],
     );
 }
+
+#[test]
+fn a_flag_named_for_stopping_says_what_the_condition_that_set_it_says() {
+    // `aborted` only says the loop stopped: the loop detector set it.
+    check(
+        Python,
+        "def run(msgs):\n    for turn in range(MAX_TURNS):\n        reply = llm(msgs)\n        aborted = False\n        for call in reply.tool_calls:\n            verdict = loop_detector.check_tool_call(call.name)\n            if verdict.stuck:\n                aborted = True\n                break\n        if aborted:\n            break\n",
+        &[E2, E5],
+    );
+    // A flag whose own name says what it found keeps its word.
+    check(
+        Python,
+        "def run(msgs):\n    for turn in range(MAX_TURNS):\n        reply = llm(msgs)\n        duplicate_detected = False\n        for call in reply.tool_calls:\n            if call.key in done_calls:\n                duplicate_detected = True\n                break\n        if duplicate_detected:\n            break\n",
+        &[E2, E5],
+    );
+}
+
+#[test]
+fn a_context_made_with_a_timeout_is_the_clock_and_a_context_fetched_is_not_a_cancellation() {
+    check(
+        Go,
+        "package a\nfunc (r *Runner) Execute(ctx context.Context) error {\n\texecCtx, cancel := context.WithTimeout(ctx, r.Timeout)\n\tdefer cancel()\n\tfor {\n\t\tif execCtx.Err() != nil {\n\t\t\treturn execCtx.Err()\n\t\t}\n\t\tstep(execCtx)\n\t}\n}\n",
+        &[E4],
+    );
+    check(
+        Go,
+        "package a\nfunc (r *Runner) Resume(ctx context.Context) error {\n\tfor {\n\t\tstate, err := r.getContext(ctx)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif state.Done {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n",
+        &[E1],
+    );
+    check(
+        Go,
+        "package a\nfunc run(ctx context.Context) {\n\tfor {\n\t\tif ctx.Err() != nil {\n\t\t\treturn\n\t\t}\n\t\tstep(ctx)\n\t}\n}\n",
+        &[E8],
+    );
+}

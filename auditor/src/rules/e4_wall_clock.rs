@@ -36,6 +36,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("deadline") {
         return true;
     }
+    // `execCtx, cancel := context.WithTimeout(ctx, limit)` ... `if
+    // execCtx.Err() != nil`: the context's time is up.
+    if view.made_with_timeout
+        && view.any(&["ctx", "context"])
+        && view.any(&["error", "done"])
+        && !clause.ordering
+    {
+        return true;
+    }
     if view.has("time")
         && names_a_clock(view)
         && (clause.ordering || view.any(&["after", "out", "up", "exceeded", "exceed", "over", "max"]))

@@ -58,9 +58,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`context.consecutiveFailures >= context.options.maxFailures` counts
     // failures kept on an object called a context: a threshold, not a
     // cancellation.)
+    // (A context made with a timeout ends the loop when its time is up: the
+    // wall clock's. A context fetched, `state, err := r.getContext(..)`, is
+    // not a cancellation either.)
     if view.any(&["ctx", "context"])
         && view.any(&["done", "error"])
-        && !view.any(&["overflow", "window", "full", "length"])
+        && !view.any(&["overflow", "window", "full", "length", "get"])
+        && !view.made_with_timeout
         && !view.clause.ordering
     {
         return true;

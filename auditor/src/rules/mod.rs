@@ -290,6 +290,9 @@ pub(crate) struct ClauseView<'a> {
     pub waits: bool,
     /// The loop retries one step of another loop (`retries_one_step`).
     pub retries_one_step: bool,
+    /// A name of the clause holds what a call that sets a timeout made
+    /// (`execCtx, cancel := context.WithTimeout(ctx, limit)`).
+    pub made_with_timeout: bool,
     /// The exit this clause guards returns a value (`return answer`).
     pub returns_value: bool,
     /// The words include those of where the clause's values come from.
@@ -322,9 +325,13 @@ impl<'a> ClauseView<'a> {
         let mut from_input = false;
         let mut counted = false;
         let mut searched: HashSet<&'a str> = HashSet::default();
+        let mut made_with_timeout = false;
         for ident in &clause.idents {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 searched.extend(definition.searched.iter().map(String::as_str));
+                made_with_timeout |= definition.callees.iter().any(|callee| {
+                    matches!(callee.as_str(), "WithTimeout" | "WithTimeoutCause" | "timeout" | "with_timeout")
+                });
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
                 }
@@ -360,6 +367,7 @@ impl<'a> ClauseView<'a> {
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
             waits: loop_id.is_some_and(|id| provenance.waiting_loops.contains(&id)),
             retries_one_step: loop_id.is_some_and(|id| provenance.retrying_loops.contains(&id)),
+            made_with_timeout,
             returns_value: false,
             expanded,
             counted,
@@ -429,7 +437,15 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     let returns_value = provenance.facts.returns_value(&link.site);
     let mut own = ClauseView::new(provenance, clause, role, loop_id, false);
     own.returns_value = returns_value;
-    if let Some(id) = classify(&own) {
+    let by_name = classify(&own);
+    // A flag named for stopping (`aborted`, `stop`) says only that the loop
+    // stopped; the condition that turned it on says why.
+    if by_name.is_none_or(|id| id.kind() == crate::ExitKind::External) {
+        if let Some(id) = flag_set_in_the_loop(provenance, clause, link) {
+            return Some(id);
+        }
+    }
+    if let Some(id) = by_name {
         return Some(id);
     }
     // The words of where its values come from, when it has any.
@@ -469,6 +485,48 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// `if aborted: break` after `aborted = True` under `if
+/// status["should_stop"]:` in the same loop (a walk over this reply's tool
+/// calls, say): the flag says what the condition that turned it on says.
+/// Only a plain local flag read as it is, every one of whose settings in
+/// the loop sits under a condition that names an exit (and the same one).
+fn flag_set_in_the_loop(provenance: &Provenance<'_>, clause: &Clause, link: &ExitLink) -> Option<ExitId> {
+    let facts = provenance.facts;
+    let [name] = clause.idents.as_slice() else { return None };
+    if link.role != Role::Guard || clause.negated || !clause.callees.is_empty() || name.contains('.') {
+        return None;
+    }
+    let range = &facts.loops.get(link.loop_id)?.range;
+    let sets: Vec<&crate::facts::LocalFlagSet> = facts
+        .loop_flag_sets
+        .iter()
+        .filter(|set| {
+            &set.name == name && range.contains(&set.range.start) && set.range.end <= clause.range.start
+        })
+        .collect();
+    let mut said = None;
+    for set in &sets {
+        let kinds: Vec<Option<ExitId>> = set
+            .guards
+            .iter()
+            .filter_map(|g| facts.clauses.get(*g))
+            .map(|guard| {
+                let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
+                classify(&own).or_else(|| {
+                    let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
+                    (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
+                })
+            })
+            .collect();
+        let id = kinds.iter().flatten().next().copied()?;
+        if said.is_some_and(|earlier| earlier != id) {
+            return None;
+        }
+        said = Some(id);
+    }
+    said
 }
 
 /// Whether the clause finds that a file exists whose name (two words or
