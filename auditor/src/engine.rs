@@ -875,7 +875,7 @@ fn link_calls(facts: &mut Facts) {
         // The answer of the called function that takes the exit: yes for
         // `if detect_loop(): break`, no for `if not ok(): break` and for a
         // loop condition.
-        let wanted = (link.role == Role::Guard) != clause.negated;
+        let wanted = ((link.role == Role::Guard) != clause.negated) != clause.on_failure;
         for name in names {
             let via = clause.range.clone();
             let wanted = (clause.call_root.as_deref() == Some(name)).then_some(wanted);

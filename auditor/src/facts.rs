@@ -165,6 +165,10 @@ pub(crate) struct Clause {
     /// retries_left > 0 { retries_left -= 1; continue }` then `break`): the
     /// loop leaves once it no longer holds.
     pub allowance: bool,
+    /// A Bash command before `||` in a list that leaves (`check_budget ||
+    /// break`): the loop leaves when the command fails, so the function it
+    /// calls says so by returning non-zero.
+    pub on_failure: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -3058,25 +3062,8 @@ impl<'s, 't> Walker<'s, 't> {
         }
         // A Bash exit in an `a && b && break` list is guarded by the commands
         // before it: the nearest guard of all.
-        if self.family == Family::Bash {
-            // (Or in a group of commands there: `[[ $n -ge 3 ]] && { echo
-            // stop; return 4; }`.)
-            let mut member = node;
-            let mut parent = self.frames.last().map(|f| f.node);
-            if let Some(group) = parent.filter(|p| p.kind() == "compound_statement") {
-                member = group;
-                parent = self.ancestor(1);
-            }
-            if let Some(parent) = parent {
-                if parent.kind() == "list" {
-                    let preceding: Vec<Node<'t>> = (0..parent.named_child_count())
-                        .filter_map(|i| parent.named_child(i as u32))
-                        .take_while(|child| child.id() != member.id())
-                        .collect();
-                    let clauses = self.clauses_of(&preceding);
-                    groups.insert(0, (Role::Guard, clauses));
-                }
-            }
+        if let Some(clauses) = self.bash_list_guard(node) {
+            groups.insert(0, (Role::Guard, clauses));
         }
         // `try: return parse(execute(code)) except Error: code = fix(code)`:
         // the return under no condition is the attempt that got through.
@@ -3347,11 +3334,44 @@ impl<'s, 't> Walker<'s, 't> {
             .collect()
     }
 
+    /// The commands before a Bash exit in an `a && b && break` list (or in a
+    /// group of commands there: `[[ $n -ge 3 ]] && { echo stop; return 4;
+    /// }`), as clauses: they guard it. `a || break` leaves when `a` fails,
+    /// which its clauses record (`on_failure`).
+    fn bash_list_guard(&mut self, node: Node<'t>) -> Option<Vec<usize>> {
+        if self.family != Family::Bash {
+            return None;
+        }
+        let mut member = node;
+        let mut parent = self.frames.last().map(|f| f.node);
+        if let Some(group) = parent.filter(|p| p.kind() == "compound_statement") {
+            member = group;
+            parent = self.ancestor(1);
+        }
+        let parent = parent.filter(|p| p.kind() == "list")?;
+        let preceding: Vec<Node<'t>> = (0..parent.named_child_count())
+            .filter_map(|i| parent.named_child(i as u32))
+            .take_while(|child| child.id() != member.id())
+            .collect();
+        let clauses = self.clauses_of(&preceding);
+        let on_failure = (0..parent.child_count())
+            .filter_map(|i| parent.child(i as u32))
+            .take_while(|child| child.id() != member.id())
+            .last()
+            .is_some_and(|operator| operator.kind() == "||");
+        for &clause in &clauses {
+            self.facts.clauses[clause].on_failure = on_failure;
+        }
+        Some(clauses)
+    }
+
     /// Records a return or raise of a function outside its loops: what a
     /// caller's loop learns when it calls the function.
     fn function_exit(&mut self, node: Node<'t>, frame: usize, function: usize) {
         let returns_end = self.returns_end(node);
-        let clauses = self.guard_clauses_above(frame);
+        let mut clauses = self.guard_clauses_above(frame);
+        // (`[[ $i -gt $max ]] && return 1` in a Bash function.)
+        clauses.extend(self.bash_list_guard(node).unwrap_or_default());
         let text = self.text(node);
         let value = match node.kind() {
             "return_statement" | "return_expression" => node.named_child(0),
@@ -3372,10 +3392,22 @@ impl<'s, 't> Walker<'s, 't> {
         });
         let returned_name =
             first.filter(|v| matches!(v.kind(), "identifier")).map(|v| self.text(v).to_string());
-        let answer = match value_text.trim_end_matches(';') {
-            "true" | "True" | "Ok(true)" => Some(true),
-            "false" | "False" | "Ok(false)" => Some(false),
-            _ => None,
+        let answer = if self.family == Family::Bash {
+            // A Bash function answers by its status: `return` or `return 0`
+            // is yes, `return 1` no (a `$var` status says nothing).
+            match text.trim_end_matches(';').trim().strip_prefix("return").map(str::trim) {
+                Some("" | "0") => Some(true),
+                Some(status) if !status.is_empty() && status.chars().all(|c| c.is_ascii_digit()) => {
+                    Some(false)
+                }
+                _ => None,
+            }
+        } else {
+            match value_text.trim_end_matches(';') {
+                "true" | "True" | "Ok(true)" => Some(true),
+                "false" | "False" | "Ok(false)" => Some(false),
+                _ => None,
+            }
         };
         self.facts.function_exits.push(FunctionExit {
             function,
@@ -3471,7 +3503,20 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => break,
             }
         }
-        if self.syn_of(node) != Syn::Call || self.family == Family::Bash {
+        if self.family == Family::Bash {
+            // A command run by its name (`check_budget`, `! is_done "$log"`):
+            // a function of the script, if the script defines one.
+            if node.kind() == "negated_command" {
+                node = node.named_child(0)?;
+            }
+            if node.kind() != "command" {
+                return None;
+            }
+            let name = self.text(self.field(node, "name")?);
+            let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            return (plain && !name.is_empty()).then(|| name.to_string());
+        }
+        if self.syn_of(node) != Syn::Call {
             return None;
         }
         let name = last_identifier(self.text(self.callee_of(node)?));

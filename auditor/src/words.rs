@@ -89,8 +89,8 @@ pub(crate) fn canonical(word: &str) -> &str {
         "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"
         | "sha1" | "sha256" | "md5" | "blake3" => "hash",
         "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"
-        | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "oscillation" | "oscillating"
-        | "looping" | "doom" | "repetitive" | "repeating" => "stall",
+        | "stuckness" | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "oscillation"
+        | "oscillating" | "looping" | "doom" | "repetitive" | "repeating" => "stall",
         "progress" | "changed" | "change" | "changes" | "diff" | "improvement" | "improved" | "improve" => {
             "change"
         }

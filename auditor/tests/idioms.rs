@@ -1066,3 +1066,33 @@ fn each_type_a_handler_catches_speaks_for_itself() {
         &[E6, E8],
     );
 }
+
+#[test]
+fn bash_functions_are_checks_behind_calls() {
+    // A script's loop asks its own functions; each answers by its status
+    // (`return 1` is no), and `f || break` leaves when `f` says no.
+    let script = "check_progress() {\n    if [[ \"$STALLS\" -ge \"$MAX_STALLS\" ]]; then\n        return 1\n    fi\n    return 0\n}\nwithin_turns() {\n    [[ \"$ITERATION\" -gt \"$MAX_ITERATIONS\" ]] && return 1\n    return 0\n}\nis_done() {\n    if grep -q 'COMPLETE' plan.md; then\n        return 0\n    fi\n    return 1\n}\nwhile true; do\n  check_progress || break\n  within_turns || break\n  if is_done; then break; fi\n  claude -p \"$(cat PROMPT.md)\"\ndone\n";
+    check(Bash, script, &[E1, E2, E5]);
+    assert_eq!(evidence_lines(Bash, script, E5), vec![2, 18]);
+    assert_eq!(evidence_lines(Bash, script, E2), vec![8, 19]);
+    // The status that leaves is the one followed: here `is_done` answers
+    // yes (`return 0`) when the marker is found, and the loop leaves on yes.
+    assert_eq!(evidence_lines(Bash, script, E1), vec![12, 20]);
+}
+
+#[test]
+fn e1_passes_without_a_tool_call_counted() {
+    // Two replies in a row with no tool call: the model has answered. Not a
+    // failure counted (E7), and no pass compared with an earlier one (E5).
+    check(
+        TypeScript,
+        "let consecutiveNoToolIterations = 0;\nwhile (iteration < maxIterations) {\n  iteration++;\n  const response = await chat(messages);\n  const calls = parseToolCalls(response);\n  if (calls.length === 0) {\n    consecutiveNoToolIterations++;\n    if (consecutiveNoToolIterations >= 2) {\n      break;\n    }\n    continue;\n  }\n  consecutiveNoToolIterations = 0;\n  await runTools(calls);\n}\n",
+        &[E1, E2],
+    );
+    // A status code asks which error came back, not how many: no E7.
+    check(
+        TypeScript,
+        "while (true) {\n  try {\n    const reply = await client.chat(messages);\n    if (!reply.toolCalls.length) return reply.text;\n    await run(reply.toolCalls);\n  } catch (err) {\n    if (err.statusCode === 400) {\n      useThinking = false;\n      continue;\n    }\n    throw err;\n  }\n}\n",
+        &[E1],
+    );
+}

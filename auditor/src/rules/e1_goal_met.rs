@@ -45,6 +45,20 @@ const SCORE_WORDS: &[&str] =
 /// `DONE_MARKER`, `COMPLETION_SIGNAL`).
 const MARKER_NAMES: &[&str] = &["phrase", "marker", "sentinel", "signal", "keyword", "token"];
 
+/// Passes in a row on which the model asked for nothing, counted to a limit
+/// (`if consecutiveNoToolIterations >= 2: break`, `count_empty_action >=
+/// threshold`): the model has answered and has nothing left to do. It is no
+/// failure (an error threshold) and compares no pass with an earlier one
+/// (no progress). (A model that failed to use a command it was told to use,
+/// `no_command_count`, made a mistake: that stays with the error threshold.)
+pub(crate) fn passes_without_action(view: &ClauseView<'_>) -> bool {
+    view.clause.ordering
+        && (view.failure_counter || view.counted || view.any(&["len", "consecutive"]))
+        && view.any(&["no", "empty", "without"])
+        && view.any(&["tool", "tools", "action", "actions"])
+        && !view.has("error")
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     // No tool calls left, or the model's own stop reason.

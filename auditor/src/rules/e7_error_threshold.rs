@@ -76,7 +76,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    view.has("error") && (clause.ordering || (clause.equality && clause.number && !clause.zero))
+    // (`err.statusCode === 400` asks which error came back, not how many.)
+    let status_code = view.has("status") && view.has("code");
+    view.has("error")
+        && (clause.ordering || (clause.equality && clause.number && !clause.zero && !status_code))
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

@@ -584,6 +584,9 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     if view.nested && view.waits && e4_wall_clock::clause_matches(view) {
         return None;
     }
+    if e1_goal_met::passes_without_action(view) {
+        return Some(ExitId::E1);
+    }
     let ordered: [(ExitId, ClauseRule); 6] = [
         (ExitId::E5, e5_no_progress::clause_matches),
         (ExitId::E4, e4_wall_clock::clause_matches),
