@@ -3355,7 +3355,7 @@ impl<'s, 't> Walker<'s, 't> {
             .collect();
         let clauses = self.clauses_of(&preceding);
         let on_failure = (0..parent.child_count())
-            .filter_map(|i| parent.child(i as u32))
+            .filter_map(|i| parent.child(i))
             .take_while(|child| child.id() != member.id())
             .last()
             .is_some_and(|operator| operator.kind() == "||");
