@@ -223,6 +223,9 @@ pub(crate) struct CallFact {
     pub arg_literals: Vec<String>,
     /// The retry-decorator loop this call configures, if it sits in one.
     pub decorator_loop: Option<usize>,
+    /// A Bash `trap`'s handler when it is a plain name (`trap cleanup INT`):
+    /// a function of the script, whose body says whether the trap ends it.
+    pub handler: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -335,6 +338,20 @@ impl Facts {
             .or_else(|| same.last())
             .copied()
             .or_else(|| definitions.last())
+    }
+
+    /// Whether a Bash `trap` runs a function of the script that neither
+    /// exits nor sets anything (`cleanup() { log ...; tmux kill-session
+    /// ...; }` with no `exit`): the signal is handled and the script goes on,
+    /// so the trap ends no loop. A handler not in the source may end it.
+    pub(crate) fn trap_handler_stays(&self, call: &CallFact) -> bool {
+        let Some(name) = call.handler.as_deref() else { return false };
+        let mut handlers = self.functions.iter().enumerate().filter(|(_, f)| f.name.as_deref() == Some(name));
+        handlers.next().is_some_and(|(index, _)| {
+            let exits = self.function_exits.iter().any(|e| e.function == index && e.raises);
+            let sets = self.aliases.values().flatten().any(|d| d.function == Some(index));
+            !exits && !sets
+        }) && handlers.next().is_none()
     }
 
     /// Whether the exit statement at `site` returns a value (`return x`,
@@ -2142,6 +2159,18 @@ impl<'s, 't> Walker<'s, 't> {
             .collect();
         let caught = in_loop && !self.raises_reach_loop(node);
         let caught_in = if caught { self.catching_try() } else { None };
+        let handler = if self.family == Family::Bash && callee == "trap" {
+            let mut cursor = node.walk();
+            let first = node.children_by_field_name("argument", &mut cursor).next();
+            first
+                .map(|arg| self.text(arg).trim_matches(|c| c == '\'' || c == '"'))
+                .filter(|name| {
+                    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
+                .map(str::to_string)
+        } else {
+            None
+        };
         self.facts.calls.push(CallFact {
             callee: callee.to_string(),
             callee_last,
@@ -2154,6 +2183,7 @@ impl<'s, 't> Walker<'s, 't> {
             arg_words,
             arg_literals,
             decorator_loop: self.current_decorator_loop(),
+            handler,
         });
         FrameRole::Call { is_log }
     }

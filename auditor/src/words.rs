@@ -91,9 +91,8 @@ pub(crate) fn canonical(word: &str) -> &str {
         "stall" | "stalled" | "stalls" | "stagnant" | "stagnation" | "plateau" | "patience" | "stuck"
         | "stuckness" | "unchanged" | "repeat" | "repeated" | "repeats" | "repetition" | "oscillation"
         | "oscillating" | "looping" | "doom" | "repetitive" | "repeating" => "stall",
-        "progress" | "changed" | "change" | "changes" | "diff" | "improvement" | "improved" | "improve" => {
-            "change"
-        }
+        "progress" | "changed" | "change" | "changes" | "diff" | "improvement" | "improved" | "improve"
+        | "corrected" => "change",
         "approve" | "approved" | "approval" | "approves" | "approving" => "approve",
         "confirm" | "confirmed" | "confirmation" | "consent" | "permission" | "permissions" => "confirm",
         "escalate" | "escalation" | "escalated" => "escalate",

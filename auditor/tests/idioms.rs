@@ -1096,3 +1096,15 @@ fn e1_passes_without_a_tool_call_counted() {
         &[E1],
     );
 }
+
+#[test]
+fn bash_trap_whose_handler_goes_on_ends_nothing() {
+    // The handler only cleans up: the signal is handled and the loop goes on.
+    let stays = "cleanup() {\n    log \"Cleaning up...\"\n    tmux kill-session -t \"$SESSION\" 2>/dev/null || true\n}\ntrap cleanup INT TERM\nfor i in $(seq 1 20); do\n  claude -p \"$(cat PROMPT.md)\"\ndone\n";
+    check(Bash, stays, &[E2]);
+    // One that exits, or turns on a flag the loop reads, ends it.
+    let exits = stays.replace("2>/dev/null || true\n}", "2>/dev/null || true\n    exit 130\n}");
+    check(Bash, &exits, &[E2, E6, E8]);
+    let flag = "on_stop() {\n    STOP=1\n}\ntrap on_stop INT TERM\nSTOP=0\nwhile [ \"$STOP\" -eq 0 ]; do\n  claude -p \"$(cat PROMPT.md)\"\ndone\n";
+    check(Bash, flag, &[E6, E8]);
+}

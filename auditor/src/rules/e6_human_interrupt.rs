@@ -125,11 +125,12 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     }
 }
 
-pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     if matches!(call.callee_last.as_str(), "HandoffTermination" | "ctrl_c" | "interrupt") {
         return true;
     }
-    if !is_signal_registration(call) {
+    // (`trap cleanup INT` where cleanup neither exits nor sets a flag.)
+    if !is_signal_registration(call) || facts.trap_handler_stays(call) {
         return false;
     }
     let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);

@@ -147,7 +147,7 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
         && kwarg.value_words.iter().any(|w| matches!(w.as_str(), "cancel" | "signal" | "controller"))
 }
 
-pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     if call.callee_last == "ExternalTermination" {
         return true;
     }
@@ -160,7 +160,7 @@ pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
     if call.callee.contains("CancellationToken") && call.callee_last == "new" {
         return !call.in_loop;
     }
-    if !is_signal_registration(call) {
+    if !is_signal_registration(call) || facts.trap_handler_stays(call) {
         return false;
     }
     let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);
