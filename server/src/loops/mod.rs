@@ -47,10 +47,12 @@ mod sweeper;
 pub(crate) mod wire;
 pub(crate) mod writer;
 
+/// Stored rounds are announced on the live channel; the event is its type.
+pub use crate::live::RoundEvent;
 pub use error::LoopsError;
 pub use http::router;
 pub(crate) use http::{bearer_token, read_body};
-pub use ingest::{OperatorNote, RoundAnswer, RoundEvent};
+pub use ingest::{OperatorNote, RoundAnswer};
 pub use queries::{
     bucket_chart, BlockedState, ChartPoint, GlanceRow, HistoryFinding, HistoryRound, LoopHistory,
     LoopSettings, LoopSummary, RoundWindow, RoundsPage, RunGlance, RunSummary, StateSighting, CHART_POINTS,

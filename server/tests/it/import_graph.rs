@@ -18,7 +18,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "loops",
         "the store owns SQLite's writer of rounds, whose batches run `loops::ingest::store_round`",
     ),
-    ("live", "loops", "live events carry `loops::RoundEvent`"),
     ("web", "audit", "`AppState` holds the audit slots, and every page gets the server's auditor"),
     ("web", "billing", "`AppState` holds the Stripe client and the live founder seat feed"),
     ("accounts", "alerts", "the team page's webhook form checks the URL and lists deliveries"),
