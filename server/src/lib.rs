@@ -16,6 +16,7 @@ pub mod loops;
 pub mod mail;
 pub mod mcp;
 pub mod newsletter;
+pub mod signature;
 pub mod site;
 pub mod store;
 pub mod stored_text;

@@ -9,7 +9,6 @@
 
 pub mod checkout;
 pub mod live;
-pub mod signature;
 mod store;
 pub mod stripe_api;
 pub mod sweeper;

@@ -18,8 +18,9 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::stripe_api::StripeApi;
-use super::{signature, status_entitles, tier_of_price, BillingError, PaidOutcome, StripeSubscription};
+use super::{status_entitles, tier_of_price, BillingError, PaidOutcome, StripeSubscription};
 use crate::newsletter::Tier;
+use crate::signature;
 use crate::stored_text::{self, limits};
 use crate::web::AppState;
 

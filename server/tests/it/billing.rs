@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use server::billing::signature;
 use server::newsletter::{seed_samples, Tier};
+use server::signature;
 
 use crate::support::fake_stripe::{FakeStripe, WEBHOOK_SECRET};
 use crate::support::http::{

@@ -20,14 +20,12 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
     ),
     ("web", "audit", "`AppState` holds the audit slots, and every page gets the server's auditor"),
     ("web", "billing", "`AppState` holds the Stripe client and the live founder seat feed"),
-    ("accounts", "alerts", "the team page's webhook form checks the URL and lists deliveries"),
     ("accounts", "billing", "the admin page counts founder seats"),
     (
         "accounts",
         "newsletter",
         "the viewer middleware loads the newsletter pages' data and the reader's tier",
     ),
-    ("alerts", "billing", "alert webhooks are signed with billing's HMAC signature"),
     ("newsletter", "billing", "the account and pricing pages show plans and seats"),
     ("newsletter", "mcp", "the account page shows MCP availability and tokens"),
 ];
@@ -36,6 +34,7 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
 /// (but for the known back edges).
 const LAYERS: &[&str] = &[
     "config",
+    "signature",
     "stored_text",
     "telemetry",
     "convergence",
@@ -43,8 +42,8 @@ const LAYERS: &[&str] = &[
     "mail",
     "live",
     "web",
-    "accounts",
     "alerts",
+    "accounts",
     "newsletter",
     "billing",
     "connector",
