@@ -20,6 +20,7 @@ pub mod signature;
 pub mod site;
 pub mod store;
 pub mod stored_text;
+pub mod stripe_api;
 pub mod telemetry;
 pub mod traces;
 pub mod web;

@@ -1,5 +1,6 @@
 //! Live events: every stored round is published on an in-process channel
-//! that the dashboard's server-sent event streams subscribe to.
+//! that the dashboard's server-sent event streams subscribe to; the
+//! founder seat count has a channel of its own ([`FounderFeed`]).
 //!
 //! The channel is a tokio broadcast: publishing never waits, and a
 //! subscriber that falls behind loses the oldest events (it is told how many
@@ -16,6 +17,10 @@
 //! instance stored it. Notifications sent while the listener is
 //! reconnecting are lost (PostgreSQL keeps none for absent listeners): a
 //! dashboard that reconnects reloads the history anyway.
+
+mod founders;
+
+pub use founders::{FounderCount, FounderFeed};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -54,10 +54,10 @@ pub struct AppState {
     pub mailer: Mailer,
     /// Stripe's API through the Stripe library (`None` without keys).
     #[from_ref(skip)]
-    pub stripe: Option<Arc<crate::billing::stripe_api::StripeApi>>,
+    pub stripe: Option<Arc<crate::stripe_api::StripeApi>>,
     /// The live founder seat count.
     #[from_ref(skip)]
-    pub founders: crate::billing::live::FounderFeed,
+    pub founders: crate::live::FounderFeed,
     /// MCP requests a minute, per token.
     #[from_ref(skip)]
     pub mcp_limiter: Arc<RateLimiter<i64>>,
@@ -84,8 +84,7 @@ impl AppState {
             config.audit_concurrency,
             std::time::Duration::from_millis(u64::from(config.audit_wait_ms)),
         );
-        let stripe =
-            config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
+        let stripe = config.stripe.as_ref().map(|stripe| Arc::new(crate::stripe_api::StripeApi::new(stripe)));
         AppState {
             leptos_options,
             bundle,
@@ -99,7 +98,7 @@ impl AppState {
             subscribe_email_limiter,
             mailer,
             stripe,
-            founders: crate::billing::live::FounderFeed::new(),
+            founders: crate::live::FounderFeed::new(),
             mcp_limiter,
             audit_slots,
         }

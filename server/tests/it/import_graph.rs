@@ -18,7 +18,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "loops",
         "the store owns SQLite's writer of rounds, whose batches run `loops::ingest::store_round`",
     ),
-    ("web", "billing", "`AppState` holds the Stripe client and the live founder seat feed"),
     ("accounts", "billing", "the admin page counts founder seats"),
     (
         "accounts",
@@ -39,6 +38,7 @@ const LAYERS: &[&str] = &[
     "convergence",
     "store",
     "mail",
+    "stripe_api",
     "live",
     "web",
     "alerts",
