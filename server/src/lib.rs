@@ -3,6 +3,7 @@
 //! operator's command line. `main.rs` is a thin shell over [`cli::run`].
 
 pub mod accounts;
+pub mod admin;
 pub mod alerts;
 pub mod audit;
 pub mod billing;

@@ -5,7 +5,8 @@
 use app::pages::account::{AccountView, DownloadView, McpTokenView, McpView};
 use app::pages::issues::{ArchiveView, IssueCard, IssueView, LatestIssue};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -22,8 +23,27 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/account", post(account_action)).route("/downloads/flagship", get(download_flagship))
 }
 
+/// Loads the newsletter's pages' data into the request's extensions for a
+/// GET (after `accounts` resolved who is asking). They have data for
+/// everyone, signed in or not: signed out, the reader is a free one.
+pub async fn page_data(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path().to_string();
+    if matches!(*request.method(), Method::GET | Method::HEAD) && wants(&path) {
+        let account = request.extensions().get::<Account>().cloned();
+        let access = request.extensions().get::<ReaderAccess>().cloned().unwrap_or_else(ReaderAccess::free);
+        let mut extensions = std::mem::take(request.extensions_mut());
+        let query = request.uri().query().map(str::to_string);
+        let loaded = load(&state, &path, query.as_deref(), account.as_ref(), &access, &mut extensions).await;
+        *request.extensions_mut() = extensions;
+        if let Err(error) = loaded {
+            tracing::error!(%error, %path, "could not load a newsletter page");
+        }
+    }
+    next.run(request).await
+}
+
 /// Whether `path` is a page this module loads data for.
-pub fn wants(path: &str) -> bool {
+fn wants(path: &str) -> bool {
     path == "/"
         || path == "/issues"
         || path.starts_with("/issues/")

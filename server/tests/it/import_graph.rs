@@ -18,12 +18,6 @@ const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
         "loops",
         "the store owns SQLite's writer of rounds, whose batches run `loops::ingest::store_round`",
     ),
-    ("accounts", "billing", "the admin page counts founder seats"),
-    (
-        "accounts",
-        "newsletter",
-        "the viewer middleware loads the newsletter pages' data and the reader's tier",
-    ),
     ("newsletter", "billing", "the account and pricing pages show plans and seats"),
     ("newsletter", "mcp", "the account page shows MCP availability and tokens"),
 ];
@@ -50,6 +44,7 @@ const LAYERS: &[&str] = &[
     "loops",
     "traces",
     "mcp",
+    "admin",
     "dashboard",
     "site",
     "cli",
