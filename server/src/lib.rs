@@ -2,6 +2,7 @@
 //! PostgreSQL, the axum router around the Leptos application, and the
 //! operator's command line. `main.rs` is a thin shell over [`cli::run`].
 
+pub mod account_page;
 pub mod accounts;
 pub mod admin;
 pub mod alerts;

@@ -28,6 +28,7 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::newsletter::subscribe::router())
         .merge(crate::admin::router())
         .merge(crate::billing::web::router())
+        .merge(crate::account_page::router())
         .merge(crate::mcp::router(&state))
         .leptos_routes_with_context(
             &state,
@@ -39,9 +40,12 @@ pub fn router(state: AppState) -> Router {
         .merge(web::bundle::router(&state.config.site_root, &state.bundle))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         // The pages' data, read by their areas once the viewer is known
-        // (inside it): the newsletter's, the admin page's, the loops pages'.
+        // (inside it): the newsletter's, the pricing, account and admin
+        // pages', the loops pages'.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::dashboard::page_data))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::admin::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::account_page::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::billing::web::page_data))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::newsletter::pages::page_data))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
