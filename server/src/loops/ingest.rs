@@ -266,7 +266,7 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        match (self.backend(), &self.ingest_state().writer) {
+        match (self.backend(), self.sqlite_writer()) {
             // SQLite has one writer at a time: the writer's thread stores
             // every round, and rounds that arrive together share a
             // transaction (see `super::writer`).
@@ -277,7 +277,7 @@ impl Store {
                     report: report.clone(),
                     now,
                 };
-                writer.ingest(round).await
+                super::writer::ingest(writer, round).await
             }
             (Backend::Sqlite, None) => Err(LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(
                 "this SQLite store has no writer of rounds".to_string(),

@@ -64,35 +64,6 @@ pub use wire::{
     ToolCall,
 };
 
-/// What the ingest path keeps between rounds, one per store: SQLite's
-/// writer of rounds.
-#[derive(Default)]
-pub struct IngestState {
-    pub(crate) writer: Option<writer::SqliteWriter>,
-}
-
-impl IngestState {
-    /// The state of a store on the SQLite database file `path`.
-    pub(crate) fn sqlite(path: &std::path::Path) -> Result<IngestState, crate::store::StoreError> {
-        let name = path.to_string_lossy();
-        if name.is_empty() || name == ":memory:" || name.starts_with("file:") {
-            // Another connection cannot reach an in-memory database.
-            return Err(crate::store::StoreError::Invalid {
-                field: "DATABASE_URL",
-                problem: "an in-memory SQLite database is not supported: name a database file",
-            });
-        }
-        let writer = writer::SqliteWriter::start(path)?;
-        Ok(IngestState { writer: Some(writer) })
-    }
-}
-
-impl std::fmt::Debug for IngestState {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("IngestState").finish_non_exhaustive()
-    }
-}
-
 /// The states of a run, as stored and shown.
 pub mod run_state {
     pub const RUNNING: &str = "running";
