@@ -357,7 +357,7 @@ async fn deliver_one(
     let payload: String = row.try_get("payload")?;
     let url: String = row.try_get("url")?;
     let secret: String = row.try_get("secret")?;
-    let signature = crate::billing::signature::sign(payload.as_bytes(), &secret, now_millis() / 1000);
+    let signature = crate::signature::sign(payload.as_bytes(), &secret, now_millis() / 1000);
     let sent = client
         .post(&url)
         .header("content-type", "application/json")

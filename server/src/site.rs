@@ -26,8 +26,9 @@ pub fn router(state: AppState) -> Router {
         .merge(crate::newsletter::feeds::router())
         .merge(crate::newsletter::pages::router())
         .merge(crate::newsletter::subscribe::router())
-        .merge(crate::newsletter::send_web::router())
+        .merge(crate::admin::router())
         .merge(crate::billing::web::router())
+        .merge(crate::account_page::router())
         .merge(crate::mcp::router(&state))
         .leptos_routes_with_context(
             &state,
@@ -38,8 +39,14 @@ pub fn router(state: AppState) -> Router {
         // The current build's bundle, immutable; any other /pkg/ address a 404.
         .merge(web::bundle::router(&state.config.site_root, &state.bundle))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
-        // The loops pages' data, read once the viewer is known (inside it).
+        // The pages' data, read by their areas once the viewer is known
+        // (inside it): the newsletter's, the pricing, account and admin
+        // pages', the loops pages'.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::dashboard::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::admin::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::account_page::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::billing::web::page_data))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::newsletter::pages::page_data))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::resolve_viewer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::accounts::web::same_origin))
         .layer(axum::middleware::from_fn_with_state(

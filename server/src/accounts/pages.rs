@@ -1,10 +1,10 @@
-//! The data behind the team and admin pages, loaded before the page renders
-//! (the viewer middleware puts it in the request's extensions), and the
-//! team page's forms. (The loops pages are the dashboard's.) Every handler checks who is asking: non-members of a team
+//! The data behind the team page, loaded before the page renders (the
+//! viewer middleware puts it in the request's extensions), and the team
+//! page's forms. (The loops pages are the dashboard's, the admin page is
+//! `crate::admin`'s.) Every handler checks who is asking: non-members of a team
 //! get 404 (a team's existence is not for outsiders), members who are not
 //! admins get 403, signed-out visitors 401.
 
-use app::pages::admin::{AdminAccount, AdminMail, AdminView};
 use app::pages::team::{DeliveryView, TeamMemberView, TeamView, TokenView, WebhookView};
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
@@ -92,71 +92,12 @@ pub async fn load(
     account: &Account,
     extensions: &mut axum::http::Extensions,
 ) -> Result<(), AccountsError> {
-    if (path == "/admin" || path == "/admin/outbox") && account.is_operator {
-        extensions.insert(admin_view(state).await?);
-    } else if let Some(slug) = path.strip_prefix("/teams/").filter(|slug| !slug.contains('/')) {
+    if let Some(slug) = path.strip_prefix("/teams/").filter(|slug| !slug.contains('/')) {
         if let Some((team, role)) = member_team(state, slug, account).await? {
             extensions.insert(team_view(state, &team, role, None, None).await?);
         }
     }
     Ok(())
-}
-
-pub(crate) async fn admin_view(state: &AppState) -> Result<AdminView, AccountsError> {
-    let mut accounts = Vec::new();
-    for summary in state.store.account_summaries(500).await? {
-        let access = state
-            .store
-            .reader_access(summary.account.id)
-            .await
-            .map_err(|error| AccountsError::Dashboard(error.to_string()))?;
-        accounts.push(AdminAccount {
-            email: summary.account.email,
-            is_operator: summary.account.is_operator,
-            teams: summary.teams,
-            created_at: summary.account.created_at,
-            tier: access.tier.as_str().to_string(),
-            tier_source: access.source,
-        });
-    }
-    let outbox = state
-        .store
-        .outbox(100)
-        .await?
-        .into_iter()
-        .map(|mail| AdminMail {
-            recipient: mail.recipient,
-            subject: mail.subject,
-            body: mail.body,
-            created_at: mail.created_at,
-            sent_at: mail.sent_at,
-            error: mail.error,
-        })
-        .collect();
-    let billing = |error: crate::billing::BillingError| AccountsError::Dashboard(error.to_string());
-    let seats = state.store.founder_count(state.config.founder_seats).await.map_err(billing)?;
-    Ok(AdminView {
-        accounts,
-        outbox,
-        founder_seats_total: state.config.founder_seats,
-        founder_seats_taken: seats.taken,
-        founder_seats_held: seats.held,
-        waitlist: state.store.waitlist_count().await.map_err(billing)?,
-        payments_configured: state.config.stripe.is_some(),
-        sends: crate::newsletter::send_web::admin_sends(state)
-            .await
-            .map_err(|error| AccountsError::Dashboard(error.to_string()))?,
-        issues: state
-            .store
-            .archive()
-            .await
-            .map_err(|error| AccountsError::Dashboard(error.to_string()))?
-            .into_iter()
-            .map(|entry| (entry.slug, entry.title))
-            .collect(),
-        mail_configured: state.config.smtp_url.is_some(),
-        send_notice: None,
-    })
 }
 
 /// The team `slug` and the account's role in it, if they are a member.

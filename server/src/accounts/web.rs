@@ -19,7 +19,6 @@ use leptos::prelude::provide_context;
 use serde::Deserialize;
 
 use super::{normalize_email, Account, SESSION_TTL_MS};
-use crate::newsletter::ReaderAccess;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
 use crate::web::{render_page, AppState};
 
@@ -205,9 +204,10 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Resolves the session cookie once per request: the signed-in [`Account`]
 /// goes into the request's extensions for handlers, the [`Viewer`] for
-/// pages, and for a GET the data of the team and admin pages
-/// ([`super::pages::load`]; the loops pages' data is the dashboard's, read
-/// after this by `dashboard::page_data`). Only the bundle and the JSON APIs (token
+/// pages, with the reader's entitlement, and for a GET the data of the team
+/// page ([`super::pages::load`]; the other pages' data is their areas', read
+/// after this by `dashboard::page_data`, `admin::page_data` and
+/// `newsletter::pages::page_data`). Only the bundle and the JSON APIs (token
 /// authenticated) skip the lookup; a path with a dot is not a file (loop
 /// names may hold dots).
 pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
@@ -223,26 +223,6 @@ pub async fn resolve_viewer(State(state): State<AppState>, mut request: Request,
         *request.extensions_mut() = extensions;
         if let Err(error) = resolved {
             tracing::error!(%error, "could not resolve a session");
-        }
-    }
-    // The newsletter's pages have data for everyone, signed in or not.
-    if loads_page && crate::newsletter::pages::wants(&path) {
-        let account = request.extensions().get::<Account>().cloned();
-        let access = request.extensions().get::<ReaderAccess>().cloned().unwrap_or_else(ReaderAccess::free);
-        let mut extensions = std::mem::take(request.extensions_mut());
-        let query = request.uri().query().map(str::to_string);
-        let loaded = crate::newsletter::pages::load(
-            &state,
-            &path,
-            query.as_deref(),
-            account.as_ref(),
-            &access,
-            &mut extensions,
-        )
-        .await;
-        *request.extensions_mut() = extensions;
-        if let Err(error) = loaded {
-            tracing::error!(%error, %path, "could not load a newsletter page");
         }
     }
     let personal = request.extensions().get::<Account>().is_some();

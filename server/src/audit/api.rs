@@ -18,9 +18,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use super::slots;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
-use crate::web::AppState;
+use crate::web::{audit_slots, AppState};
 
 /// The largest request body the audit API reads: 1 MiB.
 pub const AUDIT_MAX_BYTES: usize = 1024 * 1024;
@@ -96,10 +95,12 @@ async fn audit_endpoint(State(state): State<AppState>, request: Request) -> Resp
         },
     };
 
-    // At most as many audits at once as cores (see `slots`).
+    // At most as many audits at once as cores (see `crate::web::audit_slots`).
     let Ok(slot) = state.audit_slots.acquire().await else {
-        let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, slots::BUSY_MESSAGE, None);
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(slots::RETRY_AFTER_SECONDS));
+        let mut response = refuse(StatusCode::SERVICE_UNAVAILABLE, audit_slots::BUSY_MESSAGE, None);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(audit_slots::RETRY_AFTER_SECONDS));
         return response;
     };
     // Parsing a large file takes milliseconds of CPU: off the async workers.

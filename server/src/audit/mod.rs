@@ -6,10 +6,8 @@
 mod api;
 mod command;
 mod page;
-pub mod slots;
 
 pub use api::AUDIT_MAX_BYTES;
-pub use page::server_auditor;
 
 use axum::routing::post;
 use axum::Router;

@@ -3,10 +3,9 @@
 //! same engine. The source is audited and dropped: never stored, never
 //! logged. With JavaScript the page never posts (it audits in the browser).
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use app::pages::audit::{PostedAudit, ServerAuditor};
+use app::pages::audit::PostedAudit;
 use auditor::Language;
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -17,19 +16,7 @@ use serde::Deserialize;
 
 use super::AUDIT_MAX_BYTES;
 use crate::web::rate_limit::{client_ip, retry_after_seconds};
-use crate::web::{render_page, AppState};
-
-/// The server's auditor as the page uses it: the opening example on first
-/// paint and posted forms. An unknown language name falls back to detection.
-pub fn server_auditor() -> ServerAuditor {
-    ServerAuditor(Arc::new(audit_named))
-}
-
-/// Audits `source` in the named language; a name the auditor does not know
-/// (`auto`, say) means detection.
-fn audit_named(source: &str, language: Option<&str>) -> auditor::FileReport {
-    auditor::audit(source, None, language.and_then(Language::from_name))
-}
+use crate::web::{audit_named, audit_slots, render_page, AppState};
 
 #[derive(Debug, Deserialize)]
 struct AuditForm {
@@ -43,7 +30,7 @@ pub async fn audit_form(State(state): State<AppState>, request: Request) -> Resp
         Ok(posted) => posted,
         Err((status, posted)) => return render(state, parts, posted, status).await,
     };
-    // As many audits at once as cores, shared with the API (see `slots`).
+    // As many audits at once as cores, shared with the API (see `crate::web::audit_slots`).
     let Ok(slot) = state.audit_slots.acquire().await else {
         let busy = PostedAudit {
             error: Some(
@@ -54,7 +41,7 @@ pub async fn audit_form(State(state): State<AppState>, request: Request) -> Resp
         let mut response = render(state, parts, busy, StatusCode::SERVICE_UNAVAILABLE).await;
         response
             .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(super::slots::RETRY_AFTER_SECONDS));
+            .insert(header::RETRY_AFTER, HeaderValue::from(audit_slots::RETRY_AFTER_SECONDS));
         return response;
     };
     // Up to 1 MiB of source is a CPU-bound tenth of a second or more: it is

@@ -14,10 +14,10 @@
 use app::return_to::with_next;
 use sha2::{Digest, Sha256};
 
-use super::stripe_api::{CheckoutRequest, StripeApi};
 use super::{BillingError, Plan, CHECKOUT_TTL_SECONDS};
 use crate::accounts::Account;
 use crate::store::now_millis;
+use crate::stripe_api::{CheckoutRequest, StripeApi};
 use crate::web::AppState;
 
 /// Creates (or, for a founder checkout already in progress, reuses) a
@@ -104,7 +104,7 @@ pub async fn start(
                 tracing::error!(%release, hold = hold.id, "could not release the seat of a failed checkout");
             }
             state.founders.refresh(&state.store, state.config.founder_seats).await;
-            Err(error)
+            Err(error.into())
         }
     }
 }

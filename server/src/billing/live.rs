@@ -1,17 +1,16 @@
-//! The live founder seat count: a watch channel every pricing page's event
-//! stream reads. A change made by this instance is published at once. On
-//! PostgreSQL every seat change also sends a notification on
-//! [`NOTIFY_CHANNEL`] in its transaction (delivered only if it commits), and
-//! each instance listens and re-reads the count, so several servers on one
-//! database show the same bar live. A slow poll re-reads it anyway, which
+//! Keeping the live founder seat count (`crate::live::FounderFeed`) fresh.
+//! A change made by this instance is published at once. On PostgreSQL
+//! every seat change also sends a notification on [`NOTIFY_CHANNEL`] in its
+//! transaction (delivered only if it commits), and each instance listens
+//! and re-reads the count, so several servers on one database show the
+//! same bar live. A slow poll re-reads it anyway, which
 //! covers notifications lost while a listener reconnects.
 
 use std::time::Duration;
 
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::FounderCount;
+use crate::live::{FounderCount, FounderFeed};
 use crate::store::Store;
 
 /// How often the poller re-reads the count (the fallback: changes arrive
@@ -21,35 +20,14 @@ pub const POLL_EVERY: Duration = Duration::from_secs(30);
 /// The PostgreSQL channel seat changes are announced on.
 pub const NOTIFY_CHANNEL: &str = "fixedpoint_founders";
 
-#[derive(Debug, Clone)]
-pub struct FounderFeed {
-    sender: watch::Sender<Option<FounderCount>>,
-}
-
-impl Default for FounderFeed {
-    fn default() -> Self {
-        FounderFeed::new()
-    }
-}
-
+// The feed is live's channel; how billing keeps it fresh is written here,
+// beside the tables it reads.
 impl FounderFeed {
-    pub fn new() -> FounderFeed {
-        FounderFeed { sender: watch::channel(None).0 }
-    }
-
-    pub fn subscribe(&self) -> watch::Receiver<Option<FounderCount>> {
-        self.sender.subscribe()
-    }
-
     /// Re-reads the count and publishes it if it changed; answers it.
     pub async fn refresh(&self, store: &Store, limit: u32) -> Option<FounderCount> {
         match store.founder_count(limit).await {
             Ok(count) => {
-                self.sender.send_if_modified(|current| {
-                    let changed = *current != Some(count);
-                    *current = Some(count);
-                    changed
-                });
+                self.publish(count);
                 Some(count)
             }
             Err(error) => {

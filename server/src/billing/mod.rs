@@ -9,9 +9,7 @@
 
 pub mod checkout;
 pub mod live;
-pub mod signature;
 mod store;
-pub mod stripe_api;
 pub mod sweeper;
 pub mod web;
 pub mod webhook;
@@ -23,7 +21,8 @@ use crate::config::StripeConfig;
 use crate::newsletter::Tier;
 use crate::store::StoreError;
 
-pub use store::{FounderCount, PaidOutcome, SeatHold, StripeSubscription};
+pub use crate::live::FounderCount;
+pub use store::{PaidOutcome, SeatHold, StripeSubscription};
 
 /// How long a Checkout Session (and so a founder seat hold) lives.
 pub const CHECKOUT_TTL_SECONDS: i64 = 30 * 60;
@@ -48,6 +47,12 @@ pub enum BillingError {
     Accounts(#[from] AccountsError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl From<crate::stripe_api::StripeCallError> for BillingError {
+    fn from(error: crate::stripe_api::StripeCallError) -> Self {
+        BillingError::Stripe(error.0)
+    }
 }
 
 impl From<sqlx::Error> for BillingError {

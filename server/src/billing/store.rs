@@ -12,21 +12,9 @@
 use sqlx::Row;
 
 use super::BillingError;
+use crate::live::FounderCount;
 use crate::newsletter::Tier;
 use crate::store::{now_millis, Store};
-
-/// Seats as the pricing page and `GET /api/v1/founders` show them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct FounderCount {
-    /// Paid founder seats.
-    pub taken: i64,
-    pub total: i64,
-    /// Whether a seat can be held right now.
-    pub open: bool,
-    /// Seats held by checkouts in progress.
-    #[serde(skip)]
-    pub held: i64,
-}
 
 /// A founder seat held for one checkout.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use super::stripe_api::StripeApi;
 use super::{BillingError, CHECKOUT_TTL_SECONDS};
 use crate::store::now_millis;
+use crate::stripe_api::StripeApi;
 use crate::web::AppState;
 
 /// How often the sweeper looks.

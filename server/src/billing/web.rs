@@ -1,7 +1,8 @@
-//! Billing's HTTP surface: `POST /api/v1/checkout` (JSON) and `POST
-//! /checkout` (the pricing page's forms), `GET /api/v1/founders` and its
-//! live stream, the waitlist, the webhook, and the account page's portal
-//! and cancel buttons.
+//! Billing's HTTP surface: the pricing page's data, `POST /api/v1/checkout`
+//! (JSON) and `POST /checkout` (the pricing page's forms), `GET
+//! /api/v1/founders` and its live stream, the waitlist and the webhook.
+//! (The account page's portal and cancel buttons are the account page's,
+//! `crate::account_page`.)
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -9,7 +10,8 @@ use std::time::Duration;
 use app::pages::pricing::{FounderSeats, PricingView};
 use app::return_to::{same_site_path, with_next};
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -35,11 +37,27 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/founders/live", get(founders_live))
         .route("/pricing/waitlist", post(waitlist))
         .route("/stripe/webhook", post(super::webhook::receive))
-        .route("/account/billing", post(billing_action))
 }
 
 fn seats(count: FounderCount) -> FounderSeats {
     FounderSeats { taken: count.taken, total: count.total, open: count.open }
+}
+
+/// Loads the pricing page's data into the request's extensions for a GET
+/// (after `accounts` resolved who is asking: signed out, the reader is a
+/// free one).
+pub async fn page_data(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if request.uri().path() == "/pricing" && matches!(*request.method(), Method::GET | Method::HEAD) {
+        let account = request.extensions().get::<Account>().cloned();
+        let access = request.extensions().get::<ReaderAccess>().cloned().unwrap_or_else(ReaderAccess::free);
+        match pricing_view(&state, account.as_ref(), &access, None).await {
+            Ok(view) => {
+                request.extensions_mut().insert(view);
+            }
+            Err(error) => tracing::error!(%error, path = "/pricing", "could not load the pricing page"),
+        }
+    }
+    next.run(request).await
 }
 
 /// The pricing page's data.
@@ -298,108 +316,4 @@ async fn waitlist(State(state): State<AppState>, request: Request) -> Response {
         }
     };
     pricing_answer(&state, parts, account.as_ref(), status, notice, None).await
-}
-
-#[derive(Debug, Deserialize)]
-struct BillingForm {
-    action: Option<String>,
-}
-
-/// `POST /account/billing`: `action=portal` (303 to Stripe's Customer
-/// Portal), `cancel` or `resume` (cancel at period end, or undo it).
-async fn billing_action(State(state): State<AppState>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let Some(account) = signed_in(&parts.extensions) else {
-        return Redirect::to("/signin").into_response();
-    };
-    let action = axum::body::to_bytes(body, 4096)
-        .await
-        .ok()
-        .and_then(|bytes| serde_urlencoded::from_bytes::<BillingForm>(&bytes).ok())
-        .and_then(|form| form.action);
-    let (Some(api), Some(config)) = (state.stripe.as_ref(), state.config.stripe.as_ref()) else {
-        return account_answer(
-            &state,
-            parts,
-            &account,
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Payments are not configured on this site.",
-        )
-        .await;
-    };
-    let result: Result<Option<String>, BillingError> = async {
-        match action.as_deref() {
-            Some("portal") => {
-                let Some(customer) = state.store.stripe_customer(account.id).await? else {
-                    return Err(BillingError::Invalid("You have no subscription to manage yet.".into()));
-                };
-                let url = api
-                    .portal_session(
-                        &customer,
-                        &format!("{}/account", state.config.public_url),
-                        config.portal_configuration.as_deref(),
-                    )
-                    .await?;
-                Ok(Some(url))
-            }
-            Some(action @ ("cancel" | "resume")) => {
-                let Some(subscription) = state.store.live_stripe_subscription(account.id).await? else {
-                    return Err(BillingError::Invalid("You have no subscription to change.".into()));
-                };
-                api.set_cancel_at_period_end(&subscription, action == "cancel").await?;
-                super::webhook::sync_subscription(&state, api, &subscription).await?;
-                Ok(None)
-            }
-            _ => Err(BillingError::Invalid("action: unknown".into())),
-        }
-    }
-    .await;
-    match result {
-        Ok(Some(url)) => Redirect::to(&url).into_response(),
-        Ok(None) => {
-            let notice = if action.as_deref() == Some("cancel") {
-                "Your subscription will end at the end of the period; you keep access until then."
-            } else {
-                "Your subscription will renew."
-            };
-            account_answer(&state, parts, &account, StatusCode::OK, notice).await
-        }
-        Err(BillingError::Invalid(message)) => {
-            account_answer(&state, parts, &account, StatusCode::BAD_REQUEST, &message).await
-        }
-        Err(error) => {
-            tracing::error!(%error, "billing action failed");
-            account_answer(
-                &state,
-                parts,
-                &account,
-                StatusCode::BAD_GATEWAY,
-                "Stripe could not be reached; nothing was changed. Try again.",
-            )
-            .await
-        }
-    }
-}
-
-async fn account_answer(
-    state: &AppState,
-    mut parts: axum::http::request::Parts,
-    account: &Account,
-    status: StatusCode,
-    notice: &str,
-) -> Response {
-    let access = state.store.reader_access(account.id).await.unwrap_or_else(|_| ReaderAccess::free());
-    match crate::newsletter::pages::account_view(state, account, &access, None, Some(notice.to_string()))
-        .await
-    {
-        Ok(view) => {
-            parts.uri = axum::http::Uri::from_static("/account");
-            parts.extensions.insert(view.clone());
-            render_page(state, parts, status, move || provide_context(view.clone())).await
-        }
-        Err(error) => {
-            tracing::error!(%error, "could not render the account page");
-            (StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong.").into_response()
-        }
-    }
 }

@@ -17,10 +17,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::stripe_api::StripeApi;
-use super::{signature, status_entitles, tier_of_price, BillingError, PaidOutcome, StripeSubscription};
+use super::{status_entitles, tier_of_price, BillingError, PaidOutcome, StripeSubscription};
 use crate::newsletter::Tier;
+use crate::signature;
 use crate::stored_text::{self, limits};
+use crate::stripe_api::StripeApi;
 use crate::web::AppState;
 
 /// Stripe's events are a few kilobytes; anything past this is not one.

@@ -1,5 +1,6 @@
 //! Live events: every stored round is published on an in-process channel
-//! that the dashboard's server-sent event streams subscribe to.
+//! that the dashboard's server-sent event streams subscribe to; the
+//! founder seat count has a channel of its own ([`FounderFeed`]).
 //!
 //! The channel is a tokio broadcast: publishing never waits, and a
 //! subscriber that falls behind loses the oldest events (it is told how many
@@ -17,15 +18,44 @@
 //! reconnecting are lost (PostgreSQL keeps none for absent listeners): a
 //! dashboard that reconnects reloads the history anyway.
 
+mod founders;
+
+pub use founders::{FounderCount, FounderFeed};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
-use crate::loops::RoundEvent;
+use crate::convergence::{Advice, Class, Outcome};
+
+/// What the live channel carries for each stored round: enough for a
+/// dashboard to update its list and chart without asking again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundEvent {
+    /// The stored round's row id: increasing, so a live stream can resume
+    /// after it (`Last-Event-ID`).
+    #[serde(default)]
+    pub id: i64,
+    pub team_id: i64,
+    pub loop_id: i64,
+    #[serde(rename = "loop")]
+    pub loop_name: String,
+    pub run: String,
+    pub run_state: String,
+    pub round: u32,
+    pub state: String,
+    pub class: Class,
+    pub outcome: Outcome,
+    pub advice: Advice,
+    pub blocking: u32,
+    pub findings: u32,
+    pub created_at: i64,
+}
 
 /// How many events a slow subscriber may fall behind before it loses some.
 pub const LIVE_BUFFER: usize = 1024;

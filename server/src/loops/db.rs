@@ -192,12 +192,6 @@ pub(crate) struct SqliteDb<'a> {
     pub conn: &'a rusqlite::Connection,
 }
 
-impl From<rusqlite::Error> for StoreError {
-    fn from(error: rusqlite::Error) -> StoreError {
-        StoreError::Database(sqlx::Error::Protocol(format!("sqlite: {error}")))
-    }
-}
-
 impl DbRow for rusqlite::Row<'_> {
     fn int(&self, index: usize) -> Result<Option<i64>, StoreError> {
         Ok(self.get::<_, Option<i64>>(index)?)

@@ -14,6 +14,7 @@ use crate::convergence::{
     classify_next, Advice, Bound, Class, Classification, FindingKey, Fingerprint, LoopPolicy, Outcome,
     PreviousRound, Ratchet, RunMemory, Severity, Target, NEAR_BITS,
 };
+use crate::live::RoundEvent;
 use crate::store::{now_millis, Backend, Store, StoreError};
 
 /// The operator's commands as delivered in a response.
@@ -43,30 +44,6 @@ pub struct RoundAnswer {
     pub period: Option<u32>,
     pub consecutive: u32,
     pub bound: Option<Bound>,
-}
-
-/// What the live channel carries for each stored round: enough for a
-/// dashboard to update its list and chart without asking again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoundEvent {
-    /// The stored round's row id: increasing, so a live stream can resume
-    /// after it (`Last-Event-ID`).
-    #[serde(default)]
-    pub id: i64,
-    pub team_id: i64,
-    pub loop_id: i64,
-    #[serde(rename = "loop")]
-    pub loop_name: String,
-    pub run: String,
-    pub run_state: String,
-    pub round: u32,
-    pub state: String,
-    pub class: Class,
-    pub outcome: Outcome,
-    pub advice: Advice,
-    pub blocking: u32,
-    pub findings: u32,
-    pub created_at: i64,
 }
 
 /// The result of [`Store::ingest_round`]: the answer, and the event to
@@ -289,7 +266,7 @@ impl Store {
         report: &RoundReport,
         now: i64,
     ) -> Result<Ingested, LoopsError> {
-        match (self.backend(), &self.ingest_state().writer) {
+        match (self.backend(), self.sqlite_writer()) {
             // SQLite has one writer at a time: the writer's thread stores
             // every round, and rounds that arrive together share a
             // transaction (see `super::writer`).
@@ -300,7 +277,7 @@ impl Store {
                     report: report.clone(),
                     now,
                 };
-                writer.ingest(round).await
+                super::writer::ingest(writer, round).await
             }
             (Backend::Sqlite, None) => Err(LoopsError::Store(StoreError::Database(sqlx::Error::Protocol(
                 "this SQLite store has no writer of rounds".to_string(),

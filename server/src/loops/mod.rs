@@ -47,10 +47,12 @@ mod sweeper;
 pub(crate) mod wire;
 pub(crate) mod writer;
 
+/// Stored rounds are announced on the live channel; the event is its type.
+pub use crate::live::RoundEvent;
 pub use error::LoopsError;
 pub use http::router;
 pub(crate) use http::{bearer_token, read_body};
-pub use ingest::{OperatorNote, RoundAnswer, RoundEvent};
+pub use ingest::{OperatorNote, RoundAnswer};
 pub use queries::{
     bucket_chart, BlockedState, ChartPoint, GlanceRow, HistoryFinding, HistoryRound, LoopHistory,
     LoopSettings, LoopSummary, RoundWindow, RoundsPage, RunGlance, RunSummary, StateSighting, CHART_POINTS,
@@ -61,35 +63,6 @@ pub use wire::{
     validate_loop_name, Blocked, ExitId, Finding, Heartbeat, RoundError, RoundReport, RoundSource, Spent,
     ToolCall,
 };
-
-/// What the ingest path keeps between rounds, one per store: SQLite's
-/// writer of rounds.
-#[derive(Default)]
-pub struct IngestState {
-    pub(crate) writer: Option<writer::SqliteWriter>,
-}
-
-impl IngestState {
-    /// The state of a store on the SQLite database file `path`.
-    pub(crate) fn sqlite(path: &std::path::Path) -> Result<IngestState, crate::store::StoreError> {
-        let name = path.to_string_lossy();
-        if name.is_empty() || name == ":memory:" || name.starts_with("file:") {
-            // Another connection cannot reach an in-memory database.
-            return Err(crate::store::StoreError::Invalid {
-                field: "DATABASE_URL",
-                problem: "an in-memory SQLite database is not supported: name a database file",
-            });
-        }
-        let writer = writer::SqliteWriter::start(path)?;
-        Ok(IngestState { writer: Some(writer) })
-    }
-}
-
-impl std::fmt::Debug for IngestState {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("IngestState").finish_non_exhaustive()
-    }
-}
 
 /// The states of a run, as stored and shown.
 pub mod run_state {

@@ -251,8 +251,8 @@ wrote or were given.",
         let slot = self.state.audit_slots.acquire().await.map_err(|_| {
             format!(
                 "{}; retry in {} seconds",
-                crate::audit::slots::BUSY_MESSAGE,
-                crate::audit::slots::RETRY_AFTER_SECONDS
+                crate::web::audit_slots::BUSY_MESSAGE,
+                crate::web::audit_slots::RETRY_AFTER_SECONDS
             )
         })?;
         let audited = tokio::task::spawn_blocking(move || {

@@ -15,7 +15,6 @@ pub mod import;
 mod mail_style;
 pub mod message;
 pub mod pages;
-pub mod send_web;
 mod store;
 pub mod subscribe;
 pub mod subscriber_csv;

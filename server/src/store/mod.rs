@@ -10,6 +10,7 @@
 //! applied at start; an applied migration is never edited.
 
 mod settings;
+pub mod sqlite_writer;
 
 use std::time::Duration;
 
@@ -70,9 +71,9 @@ const STALE_AFTER_IDLE: Duration = Duration::from_secs(10);
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
-    /// What the ingest path keeps between rounds (group commit, recent
-    /// run histories), shared by the store's clones.
-    ingest: std::sync::Arc<crate::loops::IngestState>,
+    /// SQLite's writer (one connection that writes, with group commit),
+    /// shared by the store's clones; none on PostgreSQL.
+    sqlite_writer: Option<std::sync::Arc<sqlite_writer::SqliteWriter>>,
 }
 
 impl Store {
@@ -130,16 +131,16 @@ impl Store {
                 })
             });
         let pool = pool_options.connect_with(options).await.map_err(StoreError::Connect)?;
-        let ingest = match backend {
+        let sqlite_writer = match backend {
             Backend::Sqlite => {
-                // The pool created the file; the writer of rounds opens its
-                // own connection on it.
+                // The pool created the file; the writer opens its own
+                // connection on it.
                 let sqlite: sqlx::sqlite::SqliteConnectOptions = url.parse().map_err(StoreError::Connect)?;
-                crate::loops::IngestState::sqlite(sqlite.get_filename())?
+                Some(std::sync::Arc::new(sqlite_writer::SqliteWriter::for_file(sqlite.get_filename())?))
             }
-            Backend::Postgres => crate::loops::IngestState::default(),
+            Backend::Postgres => None,
         };
-        Ok(Store { pool, backend, ingest: std::sync::Arc::new(ingest) })
+        Ok(Store { pool, backend, sqlite_writer })
     }
 
     /// Applies the migrations of this backend that have not run yet.
@@ -156,9 +157,10 @@ impl Store {
         self.backend
     }
 
-    /// What the ingest path keeps between rounds.
-    pub(crate) fn ingest_state(&self) -> &crate::loops::IngestState {
-        &self.ingest
+    /// SQLite's writer, which stores rounds and traces (none on
+    /// PostgreSQL).
+    pub(crate) fn sqlite_writer(&self) -> Option<&sqlite_writer::SqliteWriter> {
+        self.sqlite_writer.as_deref()
     }
 
     /// The pool, for modules of this crate that keep their own queries.

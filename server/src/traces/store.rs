@@ -101,18 +101,16 @@ impl Store {
     /// Does `work` in one write transaction: on SQLite on the writer of
     /// rounds, on PostgreSQL in a transaction of this task.
     async fn traces_transaction(&self, work: Work, now: i64, settle_ms: i64) -> Result<Stored, StoreError> {
-        match (self.backend(), &self.ingest_state().writer) {
-            (Backend::Sqlite, Some(writer)) => writer
-                .run(move |connection| {
-                    crate::loops::writer::in_transaction(connection, |db| {
-                        crate::loops::db::run_now(perform(db, &work, now, settle_ms))
+        match (self.backend(), self.sqlite_writer()) {
+            (Backend::Sqlite, Some(writer)) => {
+                writer
+                    .run(move |connection| {
+                        crate::loops::writer::in_transaction(connection, |db| {
+                            crate::loops::db::run_now(perform(db, &work, now, settle_ms))
+                        })
                     })
-                })
-                .await
-                .map_err(|error| match error {
-                    LoopsError::Store(error) => error,
-                    other => StoreError::Database(sqlx::Error::Protocol(other.to_string())),
-                })?,
+                    .await?
+            }
             (Backend::Sqlite, None) => Err(StoreError::Database(sqlx::Error::Protocol(
                 "this SQLite store has no writer of rounds".to_string(),
             ))),

@@ -4,6 +4,7 @@
 //! below the areas; the router that merges them sits above them, in
 //! `crate::site`.
 
+pub mod audit_slots;
 pub mod bundle;
 pub mod error_bodies;
 pub mod health;
@@ -13,6 +14,7 @@ pub mod rate_limit;
 
 use std::sync::Arc;
 
+use app::pages::audit::ServerAuditor;
 use axum::body::Body;
 use axum::extract::{FromRef, Request};
 use axum::http::{Method, StatusCode};
@@ -52,16 +54,16 @@ pub struct AppState {
     pub mailer: Mailer,
     /// Stripe's API through the Stripe library (`None` without keys).
     #[from_ref(skip)]
-    pub stripe: Option<Arc<crate::billing::stripe_api::StripeApi>>,
+    pub stripe: Option<Arc<crate::stripe_api::StripeApi>>,
     /// The live founder seat count.
     #[from_ref(skip)]
-    pub founders: crate::billing::live::FounderFeed,
+    pub founders: crate::live::FounderFeed,
     /// MCP requests a minute, per token.
     #[from_ref(skip)]
     pub mcp_limiter: Arc<RateLimiter<i64>>,
     /// The audits the server runs at once (API, page form, MCP tool).
     #[from_ref(skip)]
-    pub audit_slots: crate::audit::slots::AuditSlots,
+    pub audit_slots: audit_slots::AuditSlots,
 }
 
 impl AppState {
@@ -78,12 +80,11 @@ impl AppState {
         let subscribe_limiter = Arc::new(RateLimiter::per_minute(config.signin_rate_per_minute));
         let subscribe_email_limiter = Arc::new(RateLimiter::new(5, std::time::Duration::from_secs(15 * 60)));
         let mailer = Mailer::new(config.smtp_url.as_deref(), &config.mail_from);
-        let audit_slots = crate::audit::slots::AuditSlots::new(
+        let audit_slots = audit_slots::AuditSlots::new(
             config.audit_concurrency,
             std::time::Duration::from_millis(u64::from(config.audit_wait_ms)),
         );
-        let stripe =
-            config.stripe.as_ref().map(|stripe| Arc::new(crate::billing::stripe_api::StripeApi::new(stripe)));
+        let stripe = config.stripe.as_ref().map(|stripe| Arc::new(crate::stripe_api::StripeApi::new(stripe)));
         AppState {
             leptos_options,
             bundle,
@@ -97,7 +98,7 @@ impl AppState {
             subscribe_email_limiter,
             mailer,
             stripe,
-            founders: crate::billing::live::FounderFeed::new(),
+            founders: crate::live::FounderFeed::new(),
             mcp_limiter,
             audit_slots,
         }
@@ -121,7 +122,20 @@ pub fn leptos_options(config: &Config, bundle: &bundle::Bundle) -> LeptosOptions
 /// server's auditor (the audit page's first paint and its no-JS form).
 pub fn provide_page_context(state: &AppState) {
     provide_context(state.store.clone());
-    provide_context(crate::audit::server_auditor());
+    provide_context(server_auditor());
+}
+
+/// The server's auditor as the pages use it: the audit page's first paint
+/// and its form posted without JavaScript (`crate::audit`), the same engine
+/// as the CLI's.
+pub fn server_auditor() -> ServerAuditor {
+    ServerAuditor(Arc::new(audit_named))
+}
+
+/// Audits `source` in the named language; a name the auditor does not know
+/// (`auto`, say) means detection.
+pub fn audit_named(source: &str, language: Option<&str>) -> auditor::FileReport {
+    auditor::audit(source, None, language.and_then(auditor::Language::from_name))
 }
 
 /// Renders the page at the request's address as for a GET, with extra

@@ -98,7 +98,7 @@ both_backends! {
         assert_eq!(payload["round"], 2);
         let signature = headers["fixedpoint-signature"].to_str().unwrap();
         let now = server::store::now_millis() / 1000;
-        assert!(server::billing::signature::verify(Some(signature), body.as_bytes(), &secret, now).is_ok(), "signed with the secret shown once");
+        assert!(server::signature::verify(Some(signature), body.as_bytes(), &secret, now).is_ok(), "signed with the secret shown once");
 
         // The team page lists the delivery for members too.
         let page = crate::support::http::get(&app, "/teams/acme", Some(&member)).await;

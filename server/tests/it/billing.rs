@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
-use server::billing::signature;
 use server::newsletter::{seed_samples, Tier};
+use server::signature;
 
 use crate::support::fake_stripe::{FakeStripe, WEBHOOK_SECRET};
 use crate::support::http::{
@@ -205,7 +205,7 @@ both_backends! {
         let mut unreachable = site.state.clone();
         let mut config = site.state.config.stripe.clone().expect("payments are configured");
         config.api_base = "http://127.0.0.1:9".to_string();
-        unreachable.stripe = Some(std::sync::Arc::new(server::billing::stripe_api::StripeApi::new(&config)));
+        unreachable.stripe = Some(std::sync::Arc::new(server::stripe_api::StripeApi::new(&config)));
         let report = server::billing::sweeper::sweep(&unreachable, Duration::ZERO).await.unwrap();
         assert_eq!((report.failed, report.released), (1, 0), "{report:?}");
         assert_eq!(checkout(&site, &b, "founder_yearly").await.status, StatusCode::CONFLICT);

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::{header, Request};
 use serde_json::Value;
 use server::accounts::TeamRole;
-use server::billing::signature;
+use server::signature;
 
 use crate::support::fake_stripe::{SECRET_KEY, WEBHOOK_SECRET};
 use crate::support::http::{app_with, fixedpoint, post_form, send, session_cookie};

@@ -1,51 +1,29 @@
 //! Imports between the areas of `server/src` run one way. An area is a
 //! top-level module (`loops/`, `accounts.rs`...); an import is any path
 //! `crate::AREA` in a line of code (a `use` line or a path written inline;
-//! comment lines do not count). The graph of areas may have no cycle, but
-//! for the back edges listed in [`KNOWN_BACK_EDGES`], each with why it is
-//! still there; each listed edge must still exist, so the list only
-//! shrinks. `site` (the router) sits on top and `web` (the request state)
-//! under the areas.
+//! comment lines do not count). Every import goes down [`LAYERS`], so the
+//! graph of areas has no cycle. `site` (the router) sits on top, the pages
+//! drawn from several areas (`dashboard`, `admin`, `account_page`) under
+//! it, `web` (the request state) under the areas, and what the request
+//! state holds (`store`, `live`, `mail`, `stripe_api`) under `web`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Imports that still run against the layering, and why. Removing one of
-/// these is progress: take it off the list. Adding one is a failure.
-const KNOWN_BACK_EDGES: &[(&str, &str, &str)] = &[
-    (
-        "store",
-        "loops",
-        "the store owns SQLite's writer of rounds, whose batches run `loops::ingest::store_round`",
-    ),
-    ("live", "loops", "live events carry `loops::RoundEvent`"),
-    ("web", "audit", "`AppState` holds the audit slots, and every page gets the server's auditor"),
-    ("web", "billing", "`AppState` holds the Stripe client and the live founder seat feed"),
-    ("accounts", "alerts", "the team page's webhook form checks the URL and lists deliveries"),
-    ("accounts", "billing", "the admin page counts founder seats"),
-    (
-        "accounts",
-        "newsletter",
-        "the viewer middleware loads the newsletter pages' data and the reader's tier",
-    ),
-    ("alerts", "billing", "alert webhooks are signed with billing's HMAC signature"),
-    ("newsletter", "billing", "the account and pricing pages show plans and seats"),
-    ("newsletter", "mcp", "the account page shows MCP availability and tokens"),
-];
-
-/// The areas from the bottom up: an area may import only areas before it
-/// (but for the known back edges).
+/// The areas from the bottom up: an area may import only areas before it.
 const LAYERS: &[&str] = &[
     "config",
+    "signature",
     "stored_text",
     "telemetry",
     "convergence",
     "store",
     "mail",
+    "stripe_api",
     "live",
     "web",
-    "accounts",
     "alerts",
+    "accounts",
     "newsletter",
     "billing",
     "connector",
@@ -53,6 +31,8 @@ const LAYERS: &[&str] = &[
     "loops",
     "traces",
     "mcp",
+    "account_page",
+    "admin",
     "dashboard",
     "site",
     "cli",
@@ -146,55 +126,21 @@ fn areas_import_each_other_one_way() {
     for area in graph.keys() {
         assert!(LAYERS.contains(&area.as_str()), "the area {area} has no place in LAYERS: give it one");
     }
-    for (from, to, why) in KNOWN_BACK_EDGES {
-        assert!(
-            graph.get(*from).is_some_and(|targets| targets.contains_key(*to)),
-            "{from} no longer imports {to} ({why}): take it off KNOWN_BACK_EDGES"
-        );
-    }
-    let known = |from: &str, to: &str| KNOWN_BACK_EDGES.iter().any(|(f, t, _)| *f == from && *t == to);
-    // Every import goes down the layers, but for the known ones.
+    // Every import goes down the layers.
     let layer = |area: &str| LAYERS.iter().position(|name| *name == area).unwrap_or(usize::MAX);
     let mut upward = Vec::new();
     for (from, targets) in &graph {
         for (to, place) in targets {
-            if layer(to) > layer(from) && !known(from, to) {
+            if layer(to) > layer(from) {
                 upward.push(format!("{from} -> {to} ({place})"));
             }
         }
     }
     assert!(upward.is_empty(), "imports that run up the layers:\n{}", upward.join("\n"));
-    // And so, without the known back edges, no cycle.
-    let acyclic: BTreeMap<String, BTreeSet<String>> = graph
-        .iter()
-        .map(|(from, targets)| {
-            (from.clone(), targets.keys().filter(|to| !known(from, to)).cloned().collect())
-        })
-        .collect();
-    assert_eq!(find_cycle(&acyclic), None);
-    // The dashboard and the router take part in no cycle at all, known
-    // edges included.
+    // And so no cycle: checked on its own, whatever the order of LAYERS.
     let all: BTreeMap<String, BTreeSet<String>> =
         graph.iter().map(|(from, targets)| (from.clone(), targets.keys().cloned().collect())).collect();
-    for top in ["dashboard", "site"] {
-        let reached_back =
-            reaches(&all, top).into_iter().any(|area| all.get(&area).is_some_and(|t| t.contains(top)));
-        assert!(!reached_back, "{top} is part of a cycle");
-    }
-}
-
-/// Every area `start` reaches through its imports.
-fn reaches(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> BTreeSet<String> {
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![start.to_string()];
-    while let Some(node) = stack.pop() {
-        for next in graph.get(&node).into_iter().flatten() {
-            if seen.insert(next.clone()) {
-                stack.push(next.clone());
-            }
-        }
-    }
-    seen
+    assert_eq!(find_cycle(&all), None);
 }
 
 #[test]

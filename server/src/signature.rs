@@ -3,6 +3,10 @@
 //! HMAC-SHA256 keyed with the endpoint's signing secret over
 //! `"<t>.<raw body>"`. A signature is accepted when one `v1` matches
 //! (compared in constant time) and `t` is within the tolerance of now.
+//!
+//! Billing checks Stripe's webhooks with it, and the alerts' webhooks are
+//! signed with it (a receiver checks them as it would Stripe's), so it sits
+//! below both.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;

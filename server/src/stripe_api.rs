@@ -1,6 +1,10 @@
 //! The calls we make to Stripe, through the Stripe library (async-stripe),
 //! reduced to what billing needs. `STRIPE_API_BASE` points the library at
 //! another host (the tests' local fake of Stripe's HTTP API).
+//!
+//! Like `crate::mail`'s SMTP client, it is a client of an outside service
+//! that the request state holds, so it sits below `crate::web`; billing
+//! decides what to ask of it.
 
 use std::collections::HashMap;
 
@@ -14,8 +18,12 @@ use stripe_checkout::checkout_session::{
 use stripe_checkout::CheckoutSessionMode;
 use stripe_core::customer::CreateCustomer;
 
-use super::BillingError;
 use crate::config::StripeConfig;
+
+/// A call to Stripe that failed, or that answered what we cannot use: why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StripeCallError(pub String);
 
 /// What a new Checkout Session needs.
 #[derive(Debug, Clone)]
@@ -72,13 +80,13 @@ impl std::fmt::Debug for StripeApi {
     }
 }
 
-fn failed(error: stripe::StripeError) -> BillingError {
-    BillingError::Stripe(error.to_string())
+fn failed(error: stripe::StripeError) -> StripeCallError {
+    StripeCallError(error.to_string())
 }
 
-fn idempotent(key: &str) -> Result<RequestStrategy, BillingError> {
-    let key = IdempotencyKey::new(key)
-        .map_err(|error| BillingError::Stripe(format!("idempotency key: {error}")))?;
+fn idempotent(key: &str) -> Result<RequestStrategy, StripeCallError> {
+    let key =
+        IdempotencyKey::new(key).map_err(|error| StripeCallError(format!("idempotency key: {error}")))?;
     Ok(RequestStrategy::Idempotent(key))
 }
 
@@ -95,7 +103,7 @@ impl StripeApi {
 
     /// Creates the account's customer; the idempotency key makes a repeat
     /// (or a concurrent first checkout) return the same customer.
-    pub async fn create_customer(&self, account_id: i64, email: &str) -> Result<String, BillingError> {
+    pub async fn create_customer(&self, account_id: i64, email: &str) -> Result<String, StripeCallError> {
         let metadata = HashMap::from([("account_id".to_string(), account_id.to_string())]);
         let customer = CreateCustomer::new()
             .email(email)
@@ -108,7 +116,10 @@ impl StripeApi {
         Ok(customer.id.as_str().to_string())
     }
 
-    pub async fn create_checkout(&self, request: &CheckoutRequest) -> Result<CreatedSession, BillingError> {
+    pub async fn create_checkout(
+        &self,
+        request: &CheckoutRequest,
+    ) -> Result<CreatedSession, StripeCallError> {
         let mut metadata = HashMap::from([
             ("account_id".to_string(), request.account_id.to_string()),
             ("plan".to_string(), request.plan.to_string()),
@@ -136,14 +147,13 @@ impl StripeApi {
             .send(&self.client)
             .await
             .map_err(failed)?;
-        let url =
-            session.url.ok_or_else(|| BillingError::Stripe("the Checkout Session has no URL".into()))?;
+        let url = session.url.ok_or_else(|| StripeCallError("the Checkout Session has no URL".into()))?;
         Ok(CreatedSession { id: session.id.as_str().to_string(), url })
     }
 
     /// The session's state, or `None` when Stripe answers that it has no
     /// such session (404), which is not the same as failing to answer.
-    pub async fn checkout_session(&self, id: &str) -> Result<Option<SessionState>, BillingError> {
+    pub async fn checkout_session(&self, id: &str) -> Result<Option<SessionState>, StripeCallError> {
         let session = match RetrieveCheckoutSession::new(id).send(&self.client).await {
             Ok(session) => session,
             Err(stripe::StripeError::Stripe(_, 404)) => return Ok(None),
@@ -155,7 +165,7 @@ impl StripeApi {
         }))
     }
 
-    pub async fn expire_checkout(&self, id: &str) -> Result<SessionState, BillingError> {
+    pub async fn expire_checkout(&self, id: &str) -> Result<SessionState, StripeCallError> {
         let session = ExpireCheckoutSession::new(id).send(&self.client).await.map_err(failed)?;
         Ok(SessionState {
             status: session.status.map(|status| status.as_str().to_string()).unwrap_or_default(),
@@ -167,7 +177,7 @@ impl StripeApi {
     /// it has no such subscription (404): an event about one that was never
     /// ours (another account's test data, a deleted test clock), which no
     /// retry will change.
-    pub async fn subscription(&self, id: &str) -> Result<Option<SubscriptionObject>, BillingError> {
+    pub async fn subscription(&self, id: &str) -> Result<Option<SubscriptionObject>, StripeCallError> {
         let subscription = match RetrieveSubscription::new(id).send(&self.client).await {
             Ok(subscription) => subscription,
             Err(stripe::StripeError::Stripe(_, 404)) => return Ok(None),
@@ -188,12 +198,12 @@ impl StripeApi {
     }
 
     /// Cancels at once (a founder seat that could not be honoured).
-    pub async fn cancel_now(&self, id: &str) -> Result<(), BillingError> {
+    pub async fn cancel_now(&self, id: &str) -> Result<(), StripeCallError> {
         CancelSubscription::new(id).send(&self.client).await.map_err(failed)?;
         Ok(())
     }
 
-    pub async fn set_cancel_at_period_end(&self, id: &str, cancel: bool) -> Result<(), BillingError> {
+    pub async fn set_cancel_at_period_end(&self, id: &str, cancel: bool) -> Result<(), StripeCallError> {
         UpdateSubscription::new(id).cancel_at_period_end(cancel).send(&self.client).await.map_err(failed)?;
         Ok(())
     }
@@ -204,7 +214,7 @@ impl StripeApi {
         customer: &str,
         return_url: &str,
         configuration: Option<&str>,
-    ) -> Result<String, BillingError> {
+    ) -> Result<String, StripeCallError> {
         let mut request = CreateBillingPortalSession::new().customer(customer).return_url(return_url);
         if let Some(configuration) = configuration {
             request = request.configuration(configuration);

@@ -11,7 +11,8 @@ use axum::{Json, Router};
 use leptos::prelude::provide_context;
 use serde::Deserialize;
 
-use super::DeliveryError;
+use super::admin_view;
+use crate::newsletter::DeliveryError;
 use crate::web::{render_page, AppState};
 
 pub fn router() -> Router<AppState> {
@@ -101,7 +102,7 @@ async fn send(State(state): State<AppState>, request: Request) -> Response {
         }
         Err(refused) => (StatusCode::BAD_REQUEST, refused.to_string()),
     };
-    let mut view = match crate::accounts::pages::admin_view(&state).await {
+    let mut view = match admin_view(&state).await {
         Ok(view) => view,
         Err(error) => {
             tracing::error!(%error, "could not load the admin page");

@@ -1,4 +1,5 @@
-//! How many audits the server runs at once.
+//! How many audits the server runs at once: a limit every request that
+//! audits shares, kept in the request state beside the rate limits.
 //!
 //! A worst-case source (1 MiB nested as deep as the parser goes) costs
 //! seconds of CPU and some hundreds of MB while it is audited; sixteen of
