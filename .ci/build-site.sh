@@ -72,19 +72,38 @@ split_app_bundle() {
 when_changed "$TARGET_DIR/wasm32-unknown-unknown/wasm-release/app.wasm" "$pkg/fixedpoint_bg.wasm" \
   "$pkg/.app.stamp" split_app_bundle
 log "building the auditor for the browser (auditor-wasm: loaded only by /audit, in a worker)"
-cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet
-engine_wasm="$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
+# A module per family of grammars and one with them all: the worker fetches
+# the family a paste most likely is and the whole one only when that family
+# cannot tell (auditor/wasm/audit-worker.js). Each is its own cargo build
+# (the features differ), kept apart under engines/ before the next one
+# replaces cargo's output.
+engines="$TARGET_DIR/auditor-engines"
+mkdir -p "$engines"
+for family in all python javascript bash go rust; do
+  cargo build -p auditor-wasm --lib --target wasm32-unknown-unknown --profile wasm-engine --quiet \
+    --no-default-features --features "$family"
+  built="$TARGET_DIR/wasm32-unknown-unknown/wasm-engine/auditor_wasm.wasm"
+  cmp -s "$built" "$engines/$family.wasm" || cp -p "$built" "$engines/$family.wasm"
+done
+# bind_engine FAMILY: the module's JavaScript glue and its wasm, under the
+# name the worker imports (`auditor` for all, `auditor-<family>`).
 bind_engine() {
-  wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name auditor "$engine_wasm"
+  local family="$1" name=auditor
+  [ "$family" = all ] || name="auditor-$family"
+  wasm-bindgen --target web --no-typescript --out-dir "$pkg" --out-name "$name" "$engines/$family.wasm"
   # A grammar's scanner that calls a libc function outside tree-sitter's shim
   # would import it from "env" and the module would fail to instantiate.
   node -e '
     const imports = WebAssembly.Module.imports(new WebAssembly.Module(require("fs").readFileSync(process.argv[1])));
     const env = imports.filter((i) => i.module === "env").map((i) => i.name);
-    if (env.length) { console.error("auditor_bg.wasm imports from env: " + env.join(", ")); process.exit(1); }
-  ' "$pkg/auditor_bg.wasm"
+    if (env.length) { console.error(process.argv[1] + " imports from env: " + env.join(", ")); process.exit(1); }
+  ' "$pkg/${name}_bg.wasm"
 }
-when_changed "$engine_wasm" "$pkg/auditor_bg.wasm" "$pkg/.auditor.stamp" bind_engine
+for family in all python javascript bash go rust; do
+  name=auditor
+  [ "$family" = all ] || name="auditor-$family"
+  when_changed "$engines/$family.wasm" "$pkg/${name}_bg.wasm" "$pkg/.$name.stamp" bind_engine "$family"
+done
 cp -p style/main.css "$pkg/fixedpoint.css"
 cp -p auditor/wasm/audit-worker.js "$pkg/audit-worker.js"
 # Precompressed copies, served in place of compressing on every request:
@@ -151,4 +170,7 @@ log "lazy route modules: $count files, $raw bytes raw in all (each page loads it
 raw=$(stat -c %s "$pkg/auditor_bg.wasm")
 gz=$(gzip -9 -c "$pkg/auditor_bg.wasm" | wc -c)
 br=$(stat -c %s "$pkg/auditor_bg.wasm.br")
-log "audit page engine: auditor_bg.wasm $raw bytes raw, $gz bytes gzip -9, $br bytes brotli"
+log "audit page engine: auditor_bg.wasm (every grammar) $raw bytes raw, $gz bytes gzip -9, $br bytes brotli"
+for family in python javascript bash go rust; do
+  log "  auditor-${family}_bg.wasm: $(stat -c %s "$pkg/auditor-${family}_bg.wasm") bytes raw, $(stat -c %s "$pkg/auditor-${family}_bg.wasm.br") bytes brotli"
+done

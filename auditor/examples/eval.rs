@@ -23,7 +23,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use auditor::{audit, detect_language, render_text, ExitId, Language, Report};
+use auditor::{
+    audit, detect_language, detect_language_with, likely_language, render_text, Detection, ExitId, Language,
+    Report,
+};
 
 /// One labelled source.
 struct Case {
@@ -404,6 +407,9 @@ fn detection(cases: &[&Case], list_misses_of: Option<&str>) {
     let mut head = 0;
     let mut family_whole = 0;
     let mut family_head = 0;
+    // The audit page's worker: the module of the likely language's family
+    // first, the one with every grammar when that module cannot tell.
+    let mut alone = 0;
     for case in cases {
         if let Some(part) = list_misses_of {
             let first: String = case.source.lines().take(15).map(|line| format!("{line}\n")).collect();
@@ -435,6 +441,24 @@ fn detection(cases: &[&Case], list_misses_of: Option<&str>) {
         head += u32::from(same(detected_head));
         family_whole += u32::from(family(detected));
         family_head += u32::from(family(detected_head));
+        let hint = likely_language(None, &case.source).unwrap_or(Language::Python);
+        let grammars: &[Language] = match hint {
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                &[Language::JavaScript, Language::TypeScript, Language::Tsx]
+            }
+            _ => &[hint],
+        };
+        match detect_language_with(grammars, None, &case.source) {
+            Detection::Decided(language) => {
+                assert_eq!(
+                    language, detected,
+                    "{}: a module decides only what all grammars would",
+                    case.name
+                );
+                alone += 1;
+            }
+            Detection::NeedsOtherGrammars => {}
+        }
     }
     if list_misses_of.is_some() {
         return;
@@ -442,6 +466,10 @@ fn detection(cases: &[&Case], list_misses_of: Option<&str>) {
     let n = cases.len() as u32;
     println!("language detection without a file name: whole excerpts {whole}/{n} = {:.3}", ratio(whole, n));
     println!("language detection without a file name: first 15 lines {head}/{n} = {:.3}", ratio(head, n));
+    println!(
+        "  the audit page's first module (the likely language's grammars) decides alone: {alone}/{n} = {:.3}; the others need the module with every grammar",
+        ratio(alone, n)
+    );
     println!(
         "  counting JavaScript and TypeScript as one family: whole {family_whole}/{n} = {:.3}, first 15 lines {family_head}/{n} = {:.3}",
         ratio(family_whole, n),

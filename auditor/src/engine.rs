@@ -95,7 +95,13 @@ pub(crate) fn parse(
     language: Language,
     old: Option<&tree_sitter::Tree>,
 ) -> Result<tree_sitter::Tree, Unparsed> {
-    if parser.set_language(&language.grammar()).is_err() {
+    let Some(grammar) = language.grammar() else {
+        return Err(Unparsed {
+            code: "grammar-unavailable",
+            message: "this build of the auditor does not carry the grammar for this language",
+        });
+    };
+    if parser.set_language(&grammar).is_err() {
         return Err(Unparsed {
             code: "grammar-unavailable",
             message: "the grammar for this language could not be loaded",

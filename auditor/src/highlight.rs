@@ -82,7 +82,7 @@ fn configuration(language: Language) -> Option<&'static HighlightConfiguration> 
                 Language::Rust => tree_sitter_rust::HIGHLIGHTS_QUERY,
             };
             let mut config =
-                HighlightConfiguration::new(language.grammar(), language.name(), query, "", "").ok()?;
+                HighlightConfiguration::new(language.grammar()?, language.name(), query, "", "").ok()?;
             config.configure(&NAMES);
             Some(config)
         })

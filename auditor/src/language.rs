@@ -55,22 +55,36 @@ impl Language {
         }
     }
 
-    #[cfg(feature = "engine")]
-    pub(crate) fn grammar(self) -> tree_sitter::Language {
+    /// The tree-sitter grammar, when this build carries it (the `engine`
+    /// feature carries every one; a module of the audit page may carry one
+    /// family).
+    #[cfg(feature = "parser")]
+    pub(crate) fn grammar(self) -> Option<tree_sitter::Language> {
+        // Without every language feature some arms are compiled out and the
+        // last one answers for them.
+        #[allow(unreachable_patterns)]
         match self {
-            Language::Python => tree_sitter_python::LANGUAGE.into(),
-            Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Language::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Language::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Language::Bash => tree_sitter_bash::LANGUAGE.into(),
-            Language::Go => tree_sitter_go::LANGUAGE.into(),
-            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            #[cfg(feature = "python")]
+            Language::Python => Some(tree_sitter_python::LANGUAGE.into()),
+            #[cfg(feature = "javascript")]
+            Language::JavaScript => Some(tree_sitter_javascript::LANGUAGE.into()),
+            #[cfg(feature = "javascript")]
+            Language::TypeScript => Some(tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()),
+            #[cfg(feature = "javascript")]
+            Language::Tsx => Some(tree_sitter_typescript::LANGUAGE_TSX.into()),
+            #[cfg(feature = "bash")]
+            Language::Bash => Some(tree_sitter_bash::LANGUAGE.into()),
+            #[cfg(feature = "go")]
+            Language::Go => Some(tree_sitter_go::LANGUAGE.into()),
+            #[cfg(feature = "rust")]
+            Language::Rust => Some(tree_sitter_rust::LANGUAGE.into()),
+            _ => None,
         }
     }
 
     /// The syntax family: TypeScript and TSX share JavaScript's node kinds for
     /// everything the rules look at.
-    #[cfg(feature = "engine")]
+    #[cfg(feature = "parser")]
     pub(crate) fn family(self) -> Family {
         match self {
             Language::Python => Family::Python,
@@ -88,7 +102,7 @@ impl std::fmt::Display for Language {
     }
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Family {
     Python,
@@ -103,34 +117,131 @@ pub(crate) enum Family {
 /// fewest bytes in error nodes wins, and the lines only one language would
 /// write break ties). `None` when nothing is convincing: then every surface
 /// asks for the language rather than audit a guess.
+///
+/// A build that lacks some grammars answers `None` where only those could
+/// tell; [`detect_language_at_hand`] says which of the two it is.
 pub fn detect_language(path: Option<&str>, source: &str) -> Option<Language> {
+    #[cfg(feature = "parser")]
+    {
+        detect_language_at_hand(path, source).decided()
+    }
+    #[cfg(not(feature = "parser"))]
+    {
+        path.and_then(language_of_path)
+            .or_else(|| language_of_shebang(source))
+            .or_else(|| language_of_content(source))
+    }
+}
+
+/// What the grammars of this build can say of a paste's language.
+#[cfg(feature = "parser")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detection {
+    /// What every grammar together would say: the language, or `None` when
+    /// the paste is not convincingly any of them.
+    Decided(Option<Language>),
+    /// Only a grammar this build lacks could tell.
+    NeedsOtherGrammars,
+}
+
+#[cfg(feature = "parser")]
+impl Detection {
+    /// The language decided, `None` both when none was recognised and when
+    /// this build could not tell.
+    pub fn decided(self) -> Option<Language> {
+        match self {
+            Detection::Decided(language) => language,
+            Detection::NeedsOtherGrammars => None,
+        }
+    }
+}
+
+/// [`detect_language`] with the grammars this build carries, saying when
+/// they are not enough: the answer is `Decided` only when every grammar
+/// together would give the same one, whatever the missing grammars would
+/// read (a missing grammar could read the paste without a single error).
+/// With every grammar (the `engine` feature) it always decides.
+#[cfg(feature = "parser")]
+pub fn detect_language_at_hand(path: Option<&str>, source: &str) -> Detection {
     if let Some(language) = path.and_then(language_of_path) {
-        return Some(language);
+        return Detection::Decided(Some(language));
     }
     if let Some(language) = language_of_shebang(source) {
+        return Detection::Decided(Some(language));
+    }
+    language_by_parsing(source)
+}
+
+/// [`detect_language_at_hand`] as a build carrying only `grammars` would
+/// answer it, for measuring how often the audit page's first module decides
+/// alone (the eval example). Not part of the auditor's contract.
+#[cfg(feature = "parser")]
+#[doc(hidden)]
+pub fn detect_language_with(grammars: &[Language], path: Option<&str>, source: &str) -> Detection {
+    if let Some(language) = path.and_then(language_of_path).or_else(|| language_of_shebang(source)) {
+        return Detection::Decided(Some(language));
+    }
+    let Some((mut errors, hints)) = readings_at_hand(source) else { return Detection::Decided(None) };
+    for language in Language::ALL {
+        if !grammars.contains(&language) {
+            errors[index_of(language)] = None;
+        }
+    }
+    decide(&errors, &hints)
+}
+
+/// The language a paste most likely is, from its path, shebang and the
+/// lines only one language writes, without parsing it: which grammar to
+/// fetch first. `None` when nothing hints at one.
+pub fn likely_language(path: Option<&str>, source: &str) -> Option<Language> {
+    if let Some(language) = path.and_then(language_of_path).or_else(|| language_of_shebang(source)) {
         return Some(language);
     }
-    #[cfg(feature = "engine")]
-    {
-        language_by_parsing(source)
-    }
-    #[cfg(not(feature = "engine"))]
-    {
-        language_of_content(source)
-    }
+    let scores = content_scores(source);
+    let score = |language: Language| scores[Language::ALL.iter().position(|l| *l == language).unwrap_or(0)];
+    [
+        Language::Python,
+        Language::TypeScript,
+        Language::JavaScript,
+        Language::Bash,
+        Language::Go,
+        Language::Rust,
+    ]
+    .into_iter()
+    .map(|language| match language {
+        Language::TypeScript if score(language) > 0 => {
+            (language, score(language) + score(Language::JavaScript))
+        }
+        other => (other, score(other)),
+    })
+    .filter(|(_, score)| *score > 0)
+    .fold(None, |best: Option<(Language, u32)>, (language, score)| match best {
+        Some((_, top)) if top >= score => best,
+        _ => Some((language, score)),
+    })
+    .map(|(language, _)| language)
 }
 
 /// How much of a paste the parsers read to recognise it: enough to show its
 /// character, and a bounded cost on every keystroke of a long one.
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 const SAMPLE_BYTES: usize = 64 * 1024;
 
-/// Parses the start of `source` with every grammar and picks the language
-/// whose parse leaves the smallest share of it in error nodes; the content
-/// hints of [`language_of_content`] decide between grammars that parse it
-/// equally well (TypeScript reads JavaScript, Bash reads almost anything).
-#[cfg(feature = "engine")]
-fn language_by_parsing(source: &str) -> Option<Language> {
+/// Parses the start of `source` with every grammar at hand and measures the
+/// share of it each leaves in error nodes; [`decide`] does the rest.
+#[cfg(feature = "parser")]
+fn language_by_parsing(source: &str) -> Detection {
+    match readings_at_hand(source) {
+        Some((errors, hints)) => decide(&errors, &hints),
+        None => Detection::Decided(None),
+    }
+}
+
+/// Each grammar's share of the start of `source` in error nodes (`None` for
+/// a grammar this build lacks) and the content hints of that start; `None`
+/// when it holds nothing but white space.
+#[cfg(feature = "parser")]
+fn readings_at_hand(source: &str) -> Option<([Option<f64>; 7], [u32; 7])> {
     let sample = detection_sample(source);
     let meaningful = sample.bytes().filter(|b| !b.is_ascii_whitespace()).count();
     if meaningful == 0 {
@@ -141,12 +252,13 @@ fn language_by_parsing(source: &str) -> Option<Language> {
     // closers for every grammar) reads it as written. Each grammar keeps
     // the better of its two readings: the closers are a guess.
     let readings = cut_readings(sample);
-    let hints = content_scores(sample);
-    let hint = |language: Language| hints[index_of(language)];
     let mut parser = tree_sitter::Parser::new();
-    let mut errors = [f64::INFINITY; 7];
+    let mut errors: [Option<f64>; 7] = [None; 7];
     for language in Language::ALL {
-        if parser.set_language(&language.grammar()).is_err() {
+        let Some(grammar) = language.grammar() else { continue };
+        if parser.set_language(&grammar).is_err() {
+            // A grammar that cannot be loaded reads nothing.
+            errors[index_of(language)] = Some(f64::INFINITY);
             continue;
         }
         let mut fewest = usize::MAX;
@@ -155,61 +267,111 @@ fn language_by_parsing(source: &str) -> Option<Language> {
                 fewest = fewest.min(error_bytes(&tree));
             }
         }
-        if fewest != usize::MAX {
-            errors[index_of(language)] = fewest as f64 / meaningful as f64;
-        }
+        errors[index_of(language)] =
+            Some(if fewest == usize::MAX { f64::INFINITY } else { fewest as f64 / meaningful as f64 });
     }
+    Some((errors, content_scores(sample)))
+}
+
+/// Picks the language whose parse leaves the smallest share of the paste in
+/// error nodes, less a bonus for the lines only its language writes (the
+/// content hints of [`content_scores`]), which also decide between grammars
+/// that parse it equally well (TypeScript reads JavaScript, Bash reads
+/// almost anything). `errors` holds each grammar's share, `None` for a
+/// grammar this build lacks: the answer is then given only when no reading
+/// of the missing grammars, not even a perfect one, could change it.
+#[cfg(feature = "parser")]
+fn decide(errors: &[Option<f64>; 7], hints: &[u32; 7]) -> Detection {
+    let hint = |language: Language| hints[index_of(language)];
     let error = |language: Language| errors[index_of(language)];
     // JavaScript, TypeScript and TSX read each other's code: TypeScript when
     // it reads the paste better than JavaScript does or there are types,
     // TSX only when it reads it better than TypeScript (JSX in it).
-    let typed = error(Language::TypeScript) + 0.001 < error(Language::JavaScript)
-        || (hint(Language::TypeScript) > 0 && error(Language::TypeScript) <= error(Language::JavaScript));
-    let script = if !typed {
-        Language::JavaScript
-    } else if error(Language::Tsx) + 0.001 < error(Language::TypeScript) {
-        Language::Tsx
-    } else {
-        Language::TypeScript
+    let script = match (error(Language::JavaScript), error(Language::TypeScript), error(Language::Tsx)) {
+        (Some(js), Some(ts), Some(tsx)) => {
+            let typed = ts + 0.001 < js || (hint(Language::TypeScript) > 0 && ts <= js);
+            Some(if !typed {
+                Language::JavaScript
+            } else if tsx + 0.001 < ts {
+                Language::Tsx
+            } else {
+                Language::TypeScript
+            })
+        }
+        _ => None,
     };
     let score = |language: Language| match language {
         // TypeScript's lines are JavaScript's too.
         Language::TypeScript | Language::Tsx => hint(Language::TypeScript) + hint(Language::JavaScript),
         other => hint(other),
     };
+    let bonus = |score: u32| HINT_WEIGHT * f64::from(score.min(HINT_CAP));
     // Each grammar's share of the paste in error nodes, less a bonus for
     // the lines only its language writes: a cut paste leaves errors in the
     // right grammar too, and Bash reads almost anything without one.
-    let adjusted =
-        |language: Language| error(language) - HINT_WEIGHT * f64::from(score(language).min(HINT_CAP));
-    let mut ranked = [Language::Python, script, Language::Bash, Language::Go, Language::Rust];
-    ranked.sort_by(|a, b| adjusted(*a).total_cmp(&adjusted(*b)).then(error(*a).total_cmp(&error(*b))));
-    let [winner, runner_up, ..] = ranked;
-    if error(winner) > 0.7 {
-        return None;
+    let known =
+        |language: Language| error(language).map(|error| (language, error, error - bonus(score(language))));
+    let mut ranked: Vec<(Language, f64, f64)> =
+        [Some(Language::Python), script, Some(Language::Bash), Some(Language::Go), Some(Language::Rust)]
+            .into_iter()
+            .flatten()
+            .filter_map(known)
+            .collect();
+    ranked.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)));
+    // What a missing grammar could score at best: no error at all, and the
+    // larger bonus of the scripts when theirs are missing.
+    let missing_best: Option<f64> = [
+        (script.is_none(), Language::TypeScript),
+        (error(Language::Python).is_none(), Language::Python),
+        (error(Language::Bash).is_none(), Language::Bash),
+        (error(Language::Go).is_none(), Language::Go),
+        (error(Language::Rust).is_none(), Language::Rust),
+    ]
+    .into_iter()
+    .filter(|(missing, _)| *missing)
+    .map(|(_, language)| -bonus(score(language)))
+    .min_by(f64::total_cmp);
+    // The first `n` of `ranked` keep their places whatever the missing
+    // grammars read.
+    let settled = |n: usize| match missing_best {
+        None => ranked.len() >= n,
+        Some(best) => ranked.len() >= n && ranked[..n].iter().all(|(_, _, adjusted)| *adjusted < best),
+    };
+    if !settled(1) {
+        return Detection::NeedsOtherGrammars;
+    }
+    let (winner, winner_error, _) = ranked[0];
+    if winner_error > 0.7 {
+        return Detection::Decided(None);
     }
     if score(winner) > 0 {
-        return Some(winner);
+        return Detection::Decided(Some(winner));
     }
     // Nothing only one language writes: the grammar alone decides when it
     // alone reads the paste cleanly. Bash reads prose as commands, so it
     // is never chosen on its grammar alone.
-    let clear = error(winner) <= 0.05 && error(runner_up) >= error(winner) + 0.05;
-    (clear && winner != Language::Bash).then_some(winner)
+    if winner_error > 0.05 || winner == Language::Bash {
+        return Detection::Decided(None);
+    }
+    if !settled(2) {
+        return Detection::NeedsOtherGrammars;
+    }
+    let (_, runner_up_error, _) = ranked[1];
+    Detection::Decided((runner_up_error >= winner_error + 0.05).then_some(winner))
 }
 
 /// How much a line that only one language writes is worth, as a share of
 /// the paste in error nodes, and how many such lines count at most.
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 const HINT_WEIGHT: f64 = 0.04;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 const HINT_CAP: u32 = 15;
 
 /// The start of `source` that detection parses: all of it up to
 /// [`SAMPLE_BYTES`], else cut at the last line before that which starts a
 /// top-level item, so that the sample does not end inside a half-read
 /// function (which any grammar reads as one large error).
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 fn detection_sample(source: &str) -> &str {
     if source.len() <= SAMPLE_BYTES {
         return source;
@@ -242,7 +404,7 @@ fn detection_sample(source: &str) -> &str {
 /// JavaScript `import {` list, a Python `def f(` signature), that
 /// statement finished as its language would. Each grammar keeps its best
 /// reading, so a tail written for one language costs the others nothing.
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 fn cut_readings(sample: &str) -> Vec<String> {
     let (closed, opener) = close_cut(sample);
     if closed == sample {
@@ -264,7 +426,7 @@ fn cut_readings(sample: &str) -> Vec<String> {
 /// first; and the line that opened the outermost bracket still open. The
 /// scan is rough (strings and comments of every language at once), and the
 /// same closers go to every grammar.
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 fn close_cut(sample: &str) -> (String, Option<&str>) {
     let mut open: Vec<(u8, usize)> = Vec::new();
     let bytes = sample.as_bytes();
@@ -339,7 +501,7 @@ fn close_cut(sample: &str) -> (String, Option<&str>) {
 }
 
 /// Bytes of the tree inside error nodes, plus a few for each missing token.
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     let root = tree.root_node();
     if !root.has_error() {
@@ -377,7 +539,7 @@ fn error_bytes(tree: &tree_sitter::Tree) -> usize {
     }
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 fn index_of(language: Language) -> usize {
     Language::ALL.iter().position(|l| *l == language).unwrap_or(0)
 }
@@ -412,7 +574,7 @@ fn language_of_shebang(source: &str) -> Option<Language> {
 }
 
 /// The language with the best content score, when it is convincing.
-#[cfg(not(feature = "engine"))]
+#[cfg(not(feature = "parser"))]
 fn language_of_content(source: &str) -> Option<Language> {
     let mut scores = content_scores(source);
     // TypeScript is JavaScript with types: it needs both kinds of evidence.
@@ -874,6 +1036,88 @@ mod tests {
             Some(Language::JavaScript),
         );
         assert_eq!(type_like_imports("import { Param, XParam, ToolParam, ToolUseBlock } from 'x'"), 2);
+    }
+
+    /// The grammars of one module of the audit page, as a mask over
+    /// [`Language::ALL`].
+    const FAMILIES: [&[Language]; 5] = [
+        &[Language::Python],
+        &[Language::JavaScript, Language::TypeScript, Language::Tsx],
+        &[Language::Bash],
+        &[Language::Go],
+        &[Language::Rust],
+    ];
+
+    /// `errors` with only the grammars of the families in `mask` (a bit per
+    /// family of [`FAMILIES`]).
+    fn with_families(errors: &[Option<f64>; 7], mask: u32) -> [Option<f64>; 7] {
+        let mut kept = [None; 7];
+        for (bit, family) in FAMILIES.iter().enumerate() {
+            if mask & (1 << bit) != 0 {
+                for language in *family {
+                    kept[index_of(*language)] = errors[index_of(*language)];
+                }
+            }
+        }
+        kept
+    }
+
+    fn every_source() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+        let mut sources = Vec::new();
+        for dir in ["loops", "holdout"] {
+            for entry in std::fs::read_dir(root.join(dir)).expect("the hand-written sets") {
+                let path = entry.expect("an entry").path();
+                let text = std::fs::read_to_string(&path).expect("a source");
+                sources.push((path.display().to_string(), text));
+            }
+        }
+        sources
+    }
+
+    /// A module that lacks some grammars answers only what every grammar
+    /// together answers, whichever grammars it lacks; and the module of a
+    /// paste's own language mostly tells it alone.
+    #[test]
+    fn grammars_at_hand_decide_only_what_all_would() {
+        let sources = every_source();
+        assert!(sources.len() >= 50, "the hand-written sets: {}", sources.len());
+        let mut alone = 0;
+        for (name, source) in &sources {
+            let Some((errors, hints)) = readings_at_hand(source) else { continue };
+            let full = decide(&errors, &hints);
+            let Detection::Decided(answer) = full else { panic!("{name}: every grammar always decides") };
+            assert_eq!(answer, language_by_parsing(source).decided(), "{name}");
+            for mask in 0..(1u32 << FAMILIES.len()) {
+                let partial = decide(&with_families(&errors, mask), &hints);
+                assert!(
+                    partial == full || partial == Detection::NeedsOtherGrammars,
+                    "{name}: with families {mask:05b} {partial:?}, with all {full:?}"
+                );
+            }
+            if let Some(language) = answer {
+                let own = FAMILIES.iter().position(|family| family.contains(&language)).expect("a family");
+                alone += u32::from(decide(&with_families(&errors, 1 << own), &hints) == full);
+            }
+        }
+        // Most hand-written loops carry a line only their language writes.
+        assert!(
+            alone as usize * 10 >= sources.len() * 8,
+            "{alone} of {} decided by their own family",
+            sources.len()
+        );
+    }
+
+    #[test]
+    fn the_likely_language_is_a_hint_not_a_verdict() {
+        assert_eq!(likely_language(Some("a.rs"), "def f(): pass"), Some(Language::Rust));
+        assert_eq!(likely_language(None, "#!/bin/bash\nls\n"), Some(Language::Bash));
+        assert_eq!(likely_language(None, "def run():\n    pass\n"), Some(Language::Python));
+        assert_eq!(
+            likely_language(None, "import { A, B } from './x';\nconst x: A = 1;\n"),
+            Some(Language::TypeScript)
+        );
+        assert_eq!(likely_language(None, "x = 1\n"), None);
     }
 
     #[test]

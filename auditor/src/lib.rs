@@ -16,32 +16,34 @@
 
 use serde::{Deserialize, Serialize};
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod engine;
 mod explain;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod facts;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod fixes;
 #[cfg(feature = "highlight")]
 mod highlight;
 mod language;
 mod render;
 mod report;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod rules;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod session;
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 mod words;
 
 pub use explain::explain_verdict;
 #[cfg(feature = "highlight")]
 pub use highlight::{highlight_classes, highlight_html};
-pub use language::{detect_language, Language};
+pub use language::{detect_language, likely_language, Language};
+#[cfg(feature = "parser")]
+pub use language::{detect_language_at_hand, detect_language_with, Detection};
 pub use render::{render_markdown, render_sarif, render_text, uri_reference};
 pub use report::{Edit, Evidence, ExitReport, FileReport, Fix, LoopReport, Report, Warning};
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 pub use session::Session;
 
 /// Why [`audit_with`] refused a source.
@@ -51,7 +53,7 @@ pub enum AuditError {
     UnknownLanguage { path: String },
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 /// Audits one source. `language` wins when given; otherwise it is detected
 /// from `path` and the content. When no language can be recognised the report
 /// has the verdict UNDEFINED and an `unknown-language` warning.
@@ -71,7 +73,7 @@ pub fn audit(source: &str, path: Option<&str>, language: Option<Language>) -> Fi
     }
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
 /// Like [`audit`], but an unrecognisable language is an error rather than an
 /// UNDEFINED report: for callers that answer it with a usage error (the CLI's
 /// exit code 3, the API's 422).
@@ -86,7 +88,14 @@ pub fn audit_with(
     }
 }
 
-#[cfg(feature = "engine")]
+#[cfg(feature = "parser")]
+/// Whether this build carries the grammar of `language` (every build with
+/// the `engine` feature carries them all).
+pub fn carries_grammar(language: Language) -> bool {
+    language.grammar().is_some()
+}
+
+#[cfg(feature = "parser")]
 #[doc(hidden)]
 /// One line per exit link of `source`: its clause, role and classification.
 /// A tool for working on the rules (the `report` example's `--links`), not

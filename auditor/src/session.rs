@@ -5,8 +5,9 @@
 //! The report is always the same as a fresh audit's: only the parse is reused.
 
 use crate::engine;
+use crate::language::{detect_language_at_hand, Detection};
 use crate::report::FileReport;
-use crate::{detect_language, Language};
+use crate::Language;
 
 /// An auditor that remembers its last source, for fast re-audits of edits.
 pub struct Session {
@@ -15,7 +16,7 @@ pub struct Session {
     /// The language detected for a source that began with these bytes:
     /// detection parses the paste with every grammar, so it runs again only
     /// when the start of the paste changes, not on every keystroke below it.
-    detected: Option<(String, Option<Language>)>,
+    detected: Option<(String, Detection)>,
 }
 
 /// How many bytes of a source's start key its detected language.
@@ -64,11 +65,14 @@ impl Session {
 }
 
 impl Session {
-    /// [`detect_language`], remembered for the start of the source.
-    fn detect(&mut self, path: Option<&str>, source: &str) -> Option<Language> {
+    /// What the grammars of this build say of the language of `source`
+    /// ([`detect_language_at_hand`]), as the next [`Session::audit`] without
+    /// a language would detect it: the audit page's worker asks this of the
+    /// module it has before it fetches the one with every grammar.
+    pub fn language_at_hand(&mut self, path: Option<&str>, source: &str) -> Detection {
         if path.is_some() {
-            if let Some(language) = detect_language(path, "") {
-                return Some(language);
+            if let Detection::Decided(Some(language)) = detect_language_at_hand(path, "") {
+                return Detection::Decided(Some(language));
             }
         }
         let mut end = DETECTION_KEY_BYTES.min(source.len());
@@ -79,14 +83,19 @@ impl Session {
         // A short paste is its own key; a longer one keeps its language while
         // its first lines stay.
         let reusable = source.len() > DETECTION_KEY_BYTES;
-        if let Some((known, language)) = &self.detected {
+        if let Some((known, detection)) = &self.detected {
             if reusable && known == key {
-                return *language;
+                return *detection;
             }
         }
-        let language = detect_language(path, source);
-        self.detected = Some((key.to_string(), language));
-        language
+        let detection = detect_language_at_hand(path, source);
+        self.detected = Some((key.to_string(), detection));
+        detection
+    }
+
+    /// [`crate::detect_language`], remembered for the start of the source.
+    fn detect(&mut self, path: Option<&str>, source: &str) -> Option<Language> {
+        self.language_at_hand(path, source).decided()
     }
 }
 

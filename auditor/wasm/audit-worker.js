@@ -1,28 +1,64 @@
 // The auditor's worker. The audit page starts it; it loads the auditor
-// (tree-sitter and the six grammars, compiled to WebAssembly) and answers the
+// (tree-sitter and the grammars, compiled to WebAssembly) and answers the
 // page's messages. Nothing here touches the network except fetching the
-// module itself: the source stays in this browser. build-site copies it into
-// the bundle's directory (`/pkg/<build id>/`), so it loads the auditor of its
-// own build, whatever the server serves by then.
+// modules themselves: the source stays in this browser. build-site copies it
+// into the bundle's directory (`/pkg/<build id>/`), so it loads the auditor
+// of its own build, whatever the server serves by then.
 //
-// Messages in:  {type: "audit",  id, source, language, path}
-//               {type: "render", id, format, source, language, path}
+// The grammars are most of the auditor's bytes, so build-site makes a module
+// per family of languages (`auditor-python.js`, `auditor-javascript.js` for
+// JavaScript, TypeScript and TSX, `-bash`, `-go`, `-rust`) and one with them
+// all (`auditor.js`). An audit loads the module of the language the page
+// says the paste most likely is (`hint`, from the lines only one language
+// writes) and asks it whether its grammars can tell the paste's language
+// the way all of them would; only when they cannot does it load the module
+// with every grammar, which then answers everything.
+//
+// Messages in:  {type: "warm", hint}                        (fetch a grammar early)
+//               {type: "audit",  id, source, language, path, hint}
+//               {type: "render", id, format, source, language, path, hint}
 //               {type: "pack",   id, source, language}      (share link)
 //               {type: "unpack", id, fragment}
 // Messages out: {type: "ready", ms} | {type: "failed", message}
-//               {type: "report", id, json, ms} | {type: "rendered", id, format, text}
+//               {type: "report", id, json, ms, module} | {type: "rendered", id, format, text}
 //               {type: "packed", id, fragment} | {type: "unpacked", id, source, language}
 //               {type: "error", id, message}
-import init, { audit, render } from "./auditor.js";
 
 const started = performance.now();
-const ready = init({ module_or_path: new URL("./auditor_bg.wasm", import.meta.url) }).then(
-  () => postMessage({ type: "ready", ms: performance.now() - started }),
-  (error) => {
-    postMessage({ type: "failed", message: String(error) });
-    throw error;
-  },
-);
+const FAMILY = { python: "python", javascript: "javascript", typescript: "javascript", tsx: "javascript", bash: "bash", go: "go", rust: "rust" };
+const modules = new Map();
+
+// The module of `family` ("all" for every grammar), fetched and compiled once.
+function load(family) {
+  if (!modules.has(family)) {
+    const name = family === "all" ? "auditor" : `auditor-${family}`;
+    const loading = import(`./${name}.js`).then(async (module) => {
+      await module.default({ module_or_path: new URL(`./${name}_bg.wasm`, import.meta.url) });
+      return module;
+    });
+    // The page falls back to the server's form; a later audit tries again.
+    loading.catch((error) => {
+      modules.delete(family);
+      postMessage({ type: "failed", message: `${name}: ${error}` });
+    });
+    modules.set(family, loading);
+  }
+  return modules.get(family);
+}
+
+// The module that audits `source` and the language to audit it as ("" lets
+// the module detect it, or report that it cannot).
+async function engineFor(source, language, path, hint) {
+  if (!modules.has("all")) {
+    const family = FAMILY[hint] || "python";
+    const module = await load(family);
+    const found = module.language_at_hand(source, language || "", path || "");
+    if (found) return { module, family, language: found === "-" ? "" : found };
+  }
+  return { module: await load("all"), family: "all", language: language || "" };
+}
+
+postMessage({ type: "ready", ms: performance.now() - started });
 
 // Share links: the source, deflated and base64url-encoded, after a version
 // and the language: `v1.python.<data>`. Fragments never reach a server.
@@ -53,18 +89,24 @@ onmessage = async (event) => {
   try {
     switch (message.type) {
       case "audit": {
-        await ready;
         const t0 = performance.now();
-        const json = audit(message.source, message.language, message.path || "");
-        postMessage({ type: "report", id: message.id, json, ms: performance.now() - t0 });
+        const engine = await engineFor(message.source, message.language, message.path, message.hint);
+        const t1 = performance.now();
+        const json = engine.module.audit(message.source, engine.language, message.path || "");
+        postMessage({ type: "report", id: message.id, json, ms: performance.now() - t1, module: engine.family, loaded: t1 - t0 });
         break;
       }
       case "render": {
-        await ready;
-        const text = render(message.format, message.source, message.language, message.path || "");
+        const engine = await engineFor(message.source, message.language, message.path, message.hint);
+        const text = engine.module.render(message.format, message.source, engine.language, message.path || "");
         postMessage({ type: "rendered", id: message.id, format: message.format, text });
         break;
       }
+      case "warm":
+        // The page's early script: the opening source's grammar, fetched
+        // and compiled while the page loads.
+        if (FAMILY[message.hint]) await load(FAMILY[message.hint]);
+        break;
       case "pack":
         postMessage({ type: "packed", id: message.id, fragment: await pack(message.source, message.language) });
         break;

@@ -77,7 +77,8 @@ describe("deploys", () => {
     assert.match(oldId, /^[0-9a-f]{16}$/);
     assert.equal(contentId(join(SITE_ROOT, "pkg", oldId)), oldId, "the build id is the hash of the build's files");
     const files = readdirSync(join(SITE_ROOT, "pkg", oldId));
-    for (const name of ["fixedpoint.js", "fixedpoint_bg.wasm", "fixedpoint.css", "audit-worker.js", "auditor.js", "auditor_bg.wasm"]) {
+    const auditors = ["", "-python", "-javascript", "-bash", "-go", "-rust"].flatMap((f) => [`auditor${f}.js`, `auditor${f}_bg.wasm`]);
+    for (const name of ["fixedpoint.js", "fixedpoint_bg.wasm", "fixedpoint.css", "audit-worker.js", ...auditors]) {
       assert.ok(files.includes(name), `${name} is in the build's directory`);
     }
     assert.ok(files.filter((name) => /^(split|chunk)_.*\.wasm$/.test(name)).length > 100, "the route modules too");
@@ -159,14 +160,14 @@ describe("deploys", () => {
     assert.equal(await page.evaluate(() => document.documentElement.dataset.pkg), `/pkg/${next.newId}`);
 
     // The new build goes on navigating in the page, the audit page's worker
-    // and auditor coming from the new build too.
-    const auditor = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith("/auditor_bg.wasm"));
+    // and auditor (the opening example is Python) coming from the new build too.
+    const auditor = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith("/auditor-python_bg.wasm"));
     await page.getByRole("link", { name: "Audit", exact: true }).click();
     await page.waitForFunction(() => location.pathname === "/audit");
     await page.locator("h1", { hasText: "Audit a loop" }).waitFor();
     assert.equal(await page.evaluate(() => window.__openedBeforeTheDeploy), undefined);
     const engine = await auditor;
-    assert.equal(new URL(engine.url()).pathname, `/pkg/${next.newId}/auditor_bg.wasm`);
+    assert.equal(new URL(engine.url()).pathname, `/pkg/${next.newId}/auditor-python_bg.wasm`);
     assert.equal(engine.status(), 200);
     assert.equal(engine.headers()["cache-control"], IMMUTABLE);
     await page.waitForFunction(() => /Audited in/.test(document.querySelector('[data-testid="engine-status"]')?.textContent ?? ""), null, {

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use auditor::{FileReport, Language, Report, Session};
+use auditor::{Detection, FileReport, Language, Report, Session};
 use wasm_bindgen::prelude::wasm_bindgen;
 
 thread_local! {
@@ -28,6 +28,24 @@ pub fn audit(source: &str, language: &str, path: &str) -> String {
     let report =
         SESSION.with(|session| session.borrow_mut().audit(source, path, Language::from_name(language)));
     to_json(&report)
+}
+
+/// What this module's grammars say of the language of `source`, for the
+/// worker to choose the module that audits it: a language's name (given
+/// one, or none and detected), `-` when every grammar together would
+/// recognise no language in it, and an empty string when only a grammar
+/// this module lacks could tell (or `language` names one it lacks).
+#[wasm_bindgen]
+pub fn language_at_hand(source: &str, language: &str, path: &str) -> String {
+    if let Some(named) = Language::from_name(language) {
+        return if auditor::carries_grammar(named) { named.name().to_string() } else { String::new() };
+    }
+    let path = (!path.is_empty()).then_some(path);
+    match SESSION.with(|session| session.borrow_mut().language_at_hand(path, source)) {
+        Detection::Decided(Some(found)) if auditor::carries_grammar(found) => found.name().to_string(),
+        Detection::Decided(Some(_)) | Detection::NeedsOtherGrammars => String::new(),
+        Detection::Decided(None) => "-".to_string(),
+    }
 }
 
 /// The same audit rendered for export: `markdown`, `sarif` or `json` (the
@@ -92,6 +110,15 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&render("json", source, "python", "")).unwrap();
         assert_eq!(json["verdict"], "DIVERGES");
         assert_eq!(json["exit_code"], 1);
+    }
+
+    #[test]
+    fn the_module_with_every_grammar_always_tells_the_language() {
+        assert_eq!(language_at_hand("def run():\n    while True:\n        step()\n", "auto", ""), "python");
+        assert_eq!(language_at_hand("for turn in range(40):  # note\n    step()\n", "", ""), "python");
+        assert_eq!(language_at_hand("the agent keeps going until it is told to stop\n", "", ""), "-");
+        assert_eq!(language_at_hand("anything", "golang", ""), "go");
+        assert_eq!(language_at_hand("anything", "", "loop.rs"), "rust");
     }
 
     #[test]

@@ -14,10 +14,21 @@ pub const KEPT_KEY: &str = "fixedpoint:audit-source";
 /// hydrates: it keeps what the reader types or pastes into the source pane
 /// (hydration would otherwise put the server's text back) and marks the
 /// server's report as belonging to the example, not to the text on screen.
+/// It also starts the auditor's worker, so that the grammar of the opening
+/// source (`data-hint`, the language the server read it as) is fetched and
+/// compiled while the application loads; the worker's messages wait in
+/// `early` until [`start_engine`] takes the worker over. A share link's
+/// language, or a source kept from an earlier visit, overrides the hint (a
+/// kept source is of no language known here: nothing is fetched for it).
 pub const EARLY_SCRIPT: &str = "(function(){var t=document.getElementById('audit-source');if(!t)return;\
 function keep(){if(window.__fixedpointEarlyDone)return;window.__fixedpointEarlySource=t.value;\
 var r=document.querySelector('.audit-page');if(r)r.setAttribute('data-stale','');}\
-t.addEventListener('input',keep);if(t.value!==t.defaultValue)keep();})();";
+t.addEventListener('input',keep);if(t.value!==t.defaultValue)keep();\
+try{var p=document.documentElement.getAttribute('data-pkg');if(p===null||!window.Worker)return;\
+var w=new Worker(p+'/audit-worker.js',{type:'module'}),q=[];w.onmessage=function(e){q.push(e.data);};\
+window.__fixedpointWorker={worker:w,early:q};var h=t.getAttribute('data-hint'),m=/^#v1\\.([a-z]+)\\./.exec(location.hash);\
+if(m)h=m[1];else if(localStorage.getItem('fixedpoint:audit-source'))h=null;\
+if(h)w.postMessage({type:'warm',hint:h});}catch(e){}})();";
 
 /// What the worker says back.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,18 +72,30 @@ mod browser {
     /// Starts the auditor's worker (once per page) and hands every message
     /// it sends to `on_event`.
     pub fn start_engine(on_event: impl Fn(EngineEvent) + 'static) {
-        let options = WorkerOptions::new();
-        options.set_type(WorkerType::Module);
-        // The worker is a file of the bundle: the build's own, next to the
-        // auditor's module it loads.
-        let url = format!("{}/audit-worker.js", crate::bundle_path());
-        let worker = match Worker::new_with_options(&url, &options) {
-            Ok(worker) => worker,
-            Err(error) => {
-                on_event(EngineEvent::Failed { message: format!("{error:?}") });
-                return;
+        // The page's early script started it (and kept what it said so far)
+        // unless this page was reached by the router.
+        let (worker, early) = match take_early_worker() {
+            Some(started) => started,
+            None => {
+                let options = WorkerOptions::new();
+                options.set_type(WorkerType::Module);
+                // The worker is a file of the bundle: the build's own, next
+                // to the auditor's modules it loads.
+                let url = format!("{}/audit-worker.js", crate::bundle_path());
+                match Worker::new_with_options(&url, &options) {
+                    Ok(worker) => (worker, js_sys::Array::new()),
+                    Err(error) => {
+                        on_event(EngineEvent::Failed { message: format!("{error:?}") });
+                        return;
+                    }
+                }
             }
         };
+        for message in early.iter() {
+            if let Some(parsed) = parse_event(&message) {
+                on_event(parsed);
+            }
+        }
         let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
             if let Some(parsed) = parse_event(&event.data()) {
                 on_event(parsed);
@@ -82,6 +105,20 @@ mod browser {
         // The page lives as long as the worker; the handler must too.
         on_message.forget();
         WORKER.with(|slot| *slot.borrow_mut() = Some(worker));
+    }
+
+    /// The worker the early script started and the messages it sent before
+    /// the page listened, taken once (a second visit of the page in the same
+    /// document starts its own).
+    fn take_early_worker() -> Option<(Worker, js_sys::Array)> {
+        let window = web_sys::window()?;
+        let key = JsValue::from_str("__fixedpointWorker");
+        let started = Reflect::get(&window, &key).ok().filter(|value| value.is_object())?;
+        let _ = Reflect::delete_property(&window, &key);
+        let worker = Reflect::get(&started, &JsValue::from_str("worker")).ok()?.dyn_into::<Worker>().ok()?;
+        let early =
+            Reflect::get(&started, &JsValue::from_str("early")).ok()?.dyn_into::<js_sys::Array>().ok()?;
+        Some((worker, early))
     }
 
     /// Ends the worker when the page is left.
@@ -100,6 +137,7 @@ mod browser {
             ("source", source.into()),
             ("language", language.into()),
             ("path", path.into()),
+            ("hint", hint(source, language, path).into()),
         ]);
     }
 
@@ -111,7 +149,18 @@ mod browser {
             ("source", source.into()),
             ("language", language.into()),
             ("path", path.into()),
+            ("hint", hint(source, language, path).into()),
         ]);
+    }
+
+    /// Which grammar the worker fetches first: the language chosen, else the
+    /// one the paste's path, shebang or lines say it most likely is. Only a
+    /// hint: the worker's grammars decide, and fetch the others when they
+    /// cannot.
+    fn hint(source: &str, language: &str, path: &str) -> &'static str {
+        auditor::Language::from_name(language)
+            .or_else(|| auditor::likely_language((!path.is_empty()).then_some(path), source))
+            .map_or("", auditor::Language::name)
     }
 
     pub fn request_pack(id: u32, source: &str, language: &str) {

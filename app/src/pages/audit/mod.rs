@@ -96,6 +96,9 @@ enum EngineState {
 #[component]
 pub fn AuditPage() -> impl IntoView {
     let opening = SharedValue::new(Opening::on_server).into_inner();
+    // The language the server read the opening source as: the grammar the
+    // page's early script has the worker fetch first.
+    let opening_hint = opening.report.as_ref().and_then(|report| report.language.clone()).unwrap_or_default();
 
     // The text in the pane as the reader has it, and the text the page last
     // put there itself (an example, a file, a share link): the textarea is
@@ -479,6 +482,7 @@ pub fn AuditPage() -> impl IntoView {
                         <textarea
                             id="audit-source"
                             name="source"
+                            data-hint=opening_hint.clone()
                             node_ref=textarea
                             data-testid="audit-source"
                             spellcheck="false"
