@@ -424,6 +424,11 @@ pub(crate) struct LocalFlagSet {
     pub name: String,
     pub range: Range<usize>,
     pub guards: Vec<usize>,
+    /// For a flag turned on inside a loop: the conditions around the
+    /// nearest one, nearest first, up to the loop (`stop = True` under `if
+    /// level == "critical":` under `if verdict.stuck:`). When the nearest
+    /// says nothing, the next one out says why.
+    pub outer: Vec<Vec<usize>>,
 }
 
 pub(crate) struct Facts {
@@ -2489,6 +2494,7 @@ impl<'s, 't> Walker<'s, 't> {
                         name: targets[0].clone(),
                         range: node.byte_range(),
                         guards,
+                        outer: Vec::new(),
                     });
                 }
             }
@@ -2500,13 +2506,18 @@ impl<'s, 't> Walker<'s, 't> {
             && self.facts.loop_flag_sets.len() < 256
         {
             if let (Some(function), Some((loop_frame, _))) = (function, self.innermost_loop()) {
-                let nearest = self.guard_groups_above(loop_frame).into_iter().next();
-                if let Some((Role::Guard, guards)) = nearest {
+                let mut groups = self.guard_groups_above(loop_frame).into_iter();
+                if let Some((Role::Guard, guards)) = groups.next() {
+                    let outer = groups
+                        .take_while(|(role, _)| *role == Role::Guard)
+                        .map(|(_, clauses)| clauses)
+                        .collect();
                     self.facts.loop_flag_sets.push(LocalFlagSet {
                         function,
                         name: targets[0].clone(),
                         range: node.byte_range(),
                         guards,
+                        outer,
                     });
                 }
             }

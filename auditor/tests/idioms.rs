@@ -1108,3 +1108,36 @@ fn bash_trap_whose_handler_goes_on_ends_nothing() {
     let flag = "on_stop() {\n    STOP=1\n}\ntrap on_stop INT TERM\nSTOP=0\nwhile [ \"$STOP\" -eq 0 ]; do\n  claude -p \"$(cat PROMPT.md)\"\ndone\n";
     check(Bash, flag, &[E6, E8]);
 }
+
+#[test]
+fn e5_a_flag_raised_under_a_detector_says_what_the_detector_says() {
+    // The flag is turned on under two conditions: the nearer one (how bad
+    // the verdict is) names no exit, the one around it (the watcher finds
+    // the agent stuck) does, and decides, as the nearest guard that says
+    // anything decides for an exit.
+    let nested = "async function run(agent: Agent) {\n  let halt = false;\n  while (true) {\n    const calls = await agent.next();\n    for (const call of calls) {\n      const verdict = watcher.check(call.name, call.args);\n      if (verdict.stuck) {\n        if (verdict.level === \"severe\") {\n          halt = true;\n        } else {\n          agent.remind(verdict.message);\n        }\n      }\n      await agent.run(call);\n    }\n    if (halt) break;\n  }\n}\n";
+    check(TypeScript, nested, &[E5]);
+    check(
+        Python,
+        "def run(agent):\n    halt = False\n    while True:\n        for call in agent.next():\n            verdict = watcher.check(call)\n            if verdict.stuck:\n                if verdict.level == 'severe':\n                    halt = True\n            agent.run(call)\n        if halt:\n            break\n",
+        &[E5],
+    );
+    // Decoy: the stuck verdict only reminds the model; the flag is raised
+    // under conditions that name no exit (a tool name, a mode).
+    let decoy = "async function run(agent: Agent) {\n  let leave = false;\n  while (true) {\n    const calls = await agent.next();\n    for (const call of calls) {\n      const verdict = watcher.check(call.name, call.args);\n      if (verdict.stuck) {\n        agent.remind(verdict.message);\n      }\n      if (call.name === \"deploy\") {\n        if (mode === \"dry\") {\n          leave = true;\n        }\n      }\n      await agent.run(call);\n    }\n    if (leave) break;\n  }\n}\n";
+    check(TypeScript, decoy, &[]);
+}
+
+#[test]
+fn e5_a_comparison_in_a_helper_sees_what_the_helper_takes_each_call() {
+    // `previous` is taken from the history inside the helper, on every
+    // call: the comparison sees this pass against the last one.
+    let fresh = "def settled(answer, answers):\n    previous = answers[-1] if answers else None\n    if answer == previous:\n        return True\n    return False\n\ndef run(agent):\n    answers = []\n    while True:\n        answer = agent.step()\n        if settled(answer, answers):\n            break\n        answers.append(answer)\n";
+    check(Python, fresh, &[E5]);
+    assert!(warnings(Python, fresh).iter().all(|w| !w.starts_with("stale-progress-check")));
+    // Decoy: the helper compares with a value the loop's function set once
+    // before the loop and nothing updates: a stale check, not an exit.
+    let stale = "def settled(answer):\n    if answer == previous_answer:\n        return True\n    return False\n\ndef run(agent):\n    global previous_answer\n    previous_answer = agent.step()\n    while True:\n        answer = agent.step()\n        if settled(answer):\n            break\n";
+    check(Python, stale, &[]);
+    assert!(warnings(Python, stale).iter().any(|w| w.starts_with("stale-progress-check")));
+}

@@ -135,9 +135,24 @@ pub(crate) fn call_matches(_facts: &Facts, _call: &CallFact) -> bool {
 /// progress after the first pass.
 pub(crate) fn stale_operand(facts: &Facts, view: &ClauseView<'_>, loop_id: usize) -> Option<String> {
     let sides = view.clause.sides.as_ref()?;
-    let assigned = &facts.loops.get(loop_id)?.assigned;
-    let is_updated =
-        |name: &str| assigned.contains(name) || assigned.contains(name.rsplit('.').next().unwrap_or(name));
+    let loop_fact = facts.loops.get(loop_id)?;
+    let assigned = &loop_fact.assigned;
+    // A check in a helper the loop calls (`is_converged(output, history)`
+    // with `prev = history[-1]` inside it): what the helper assigns is
+    // worked out afresh on every call, so on every pass.
+    let clause_function = facts.function_at(view.clause.range.start);
+    let in_helper = !loop_fact.range.contains(&view.clause.range.start)
+        && clause_function.is_some()
+        && clause_function != loop_fact.function;
+    let set_by_helper = |name: &str| {
+        in_helper
+            && facts.aliases.get(name).is_some_and(|definitions| {
+                definitions.iter().any(|d| d.function == clause_function && d.at < view.clause.range.start)
+            })
+    };
+    let is_updated = |name: &str| {
+        assigned.contains(name) || assigned.contains(name.rsplit('.').next().unwrap_or(name)) || set_by_helper(name)
+    };
     let names: Vec<&str> = sides.iter().filter_map(|(_, name)| name.as_deref()).collect();
     if names.len() != 2 {
         return None;

@@ -506,21 +506,21 @@ fn flag_set_in_the_loop(provenance: &Provenance<'_>, clause: &Clause, link: &Exi
             &set.name == name && range.contains(&set.range.start) && set.range.end <= clause.range.start
         })
         .collect();
+    let says = |group: &Vec<usize>| -> Option<ExitId> {
+        group.iter().filter_map(|g| facts.clauses.get(*g)).find_map(|guard| {
+            let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
+            classify(&own).or_else(|| {
+                let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
+                (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
+            })
+        })
+    };
     let mut said = None;
     for set in &sets {
-        let kinds: Vec<Option<ExitId>> = set
-            .guards
-            .iter()
-            .filter_map(|g| facts.clauses.get(*g))
-            .map(|guard| {
-                let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
-                classify(&own).or_else(|| {
-                    let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
-                    (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
-                })
-            })
-            .collect();
-        let id = kinds.iter().flatten().next().copied()?;
+        // The nearest condition that says anything decides, as it does for
+        // an exit (`if verdict.stuck: if verdict.level == "critical": stop
+        // = True`: the loop stops because it is stuck).
+        let id = std::iter::once(&set.guards).chain(&set.outer).find_map(says)?;
         if said.is_some_and(|earlier| earlier != id) {
             return None;
         }
