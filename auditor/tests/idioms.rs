@@ -1141,3 +1141,62 @@ fn e5_a_comparison_in_a_helper_sees_what_the_helper_takes_each_call() {
     check(Python, stale, &[]);
     assert!(warnings(Python, stale).iter().any(|w| w.starts_with("stale-progress-check")));
 }
+
+#[test]
+fn e5_a_counter_named_for_failures_that_counts_passes_without_progress() {
+    // The counter is called failures, but the loop moves it only when a
+    // pass changed nothing: it counts stalls.
+    let script = "#!/bin/bash\nmade_progress() {\n    local added\n    added=\"$(git diff --numstat HEAD~1 | wc -l)\"\n    [[ \"$added\" -gt 0 ]]\n}\nFAILURES=0\nwhile true; do\n    if [[ \"$FAILURES\" -ge 3 ]]; then\n        echo \"no progress for three passes\"\n        break\n    fi\n    claude -p \"$(cat PROMPT.md)\"\n    if made_progress; then\n        FAILURES=0\n    else\n        FAILURES=$((FAILURES + 1))\n    fi\ndone\n";
+    check(Bash, script, &[E5]);
+    check(
+        Python,
+        "def run(agent, repo):\n    failures = 0\n    while failures < 3:\n        agent.step()\n        if repo.has_changes():\n            failures = 0\n        else:\n            failures += 1\n",
+        &[E5],
+    );
+    // Decoys: failures counted when a pass fails stay an error threshold,
+    // and so does a counter moved both on failed passes and on idle ones.
+    check(
+        Python,
+        "def run(agent):\n    failures = 0\n    while failures < 3:\n        result = agent.step()\n        if result.failed:\n            failures += 1\n        else:\n            failures = 0\n",
+        &[E7],
+    );
+    check(
+        Python,
+        "def run(agent, repo):\n    failures = 0\n    while failures < 3:\n        result = agent.step()\n        if result.failed:\n            failures += 1\n        elif not repo.has_changes():\n            failures += 1\n        else:\n            failures = 0\n",
+        &[E7],
+    );
+}
+
+#[test]
+fn e5_a_state_already_marked_in_a_map_of_seen_ones() {
+    // `visited[next]` read as a truth value asks whether `next` was marked
+    // on an earlier pass: routing back to an agent already seen is a cycle.
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) error {\n\tvisited := map[string]bool{}\n\tcurrent := w.start\n\tfor {\n\t\treply, err := w.agents[current].Step(ctx)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tnext := w.route(reply)\n\t\tif visited[next] {\n\t\t\treturn nil\n\t\t}\n\t\tvisited[next] = true\n\t\tcurrent = next\n\t}\n}\n",
+        &[E5],
+    );
+    check(
+        JavaScript,
+        "async function browse(agent, start) {\n  const seen = {};\n  let page = start;\n  while (true) {\n    if (seen[page]) break;\n    seen[page] = true;\n    page = await agent.nextPage(page);\n  }\n}\n",
+        &[E5],
+    );
+    // Decoys: a lookup in a map of finished agents says the work is done;
+    // a seen entry that only skips a pass ends nothing; an entry named by a
+    // string is a field, not a key the loop marks.
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) error {\n\tcurrent := w.start\n\tfor {\n\t\treply := w.agents[current].Step(ctx)\n\t\tcurrent = w.route(reply)\n\t\tif w.finished[current] {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n",
+        &[E1],
+    );
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) {\n\tvisited := map[string]bool{}\n\tfor i := 0; i < 10; i++ {\n\t\tnext := w.route(w.step(ctx))\n\t\tif visited[next] {\n\t\t\tcontinue\n\t\t}\n\t\tvisited[next] = true\n\t}\n}\n",
+        &[E2],
+    );
+    check(
+        Python,
+        "def run(agent):\n    while True:\n        seen = agent.step()\n        if seen[\"cycle\"]:\n            print(seen)\n        if seen[\"final\"]:\n            break\n",
+        &[E1],
+    );
+}

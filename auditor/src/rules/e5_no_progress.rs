@@ -11,7 +11,8 @@
 //! # What counts
 //! Digests or hashes compared (`if digest == last_digest`), the state compared
 //! with the previous state (`if plan == prev_plan`), membership in a set of
-//! seen states (`if key in seen`, `seen.has(key)`), repeated-action detectors,
+//! seen states (`if key in seen`, `seen.has(key)`, `if visited[next]`),
+//! repeated-action detectors,
 //! stall and patience counters (`if stall_count >= 3`), no change
 //! (`if not changed`, `git diff --quiet && break`, `delta < EPSILON`).
 //!
@@ -77,7 +78,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && !view.has("len")
         && !clause.none_literal
         && asks_the_history
-        && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
+        && (clause.membership
+            || clause.keyed_lookup
+            || view.any_callee(&["has", "contains", "includes", "get"])
+            || view.compares())
     {
         return true;
     }
