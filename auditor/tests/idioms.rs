@@ -1200,3 +1200,31 @@ fn e5_a_state_already_marked_in_a_map_of_seen_ones() {
         &[E1],
     );
 }
+
+#[test]
+fn e5_stale_passes_counted_or_tracked() {
+    // Passes that found nothing new to do, counted to a limit or kept by a
+    // tracker that says when to give up: no progress, not a cancellation.
+    check(
+        Rust,
+        "fn run(ctx: &mut Ctx) {\n    loop {\n        let outcome = run_iteration(ctx);\n        if outcome.found_work {\n            ctx.stale_tracker.reset();\n        } else {\n            ctx.stale_tracker.mark_stale();\n            if ctx.stale_tracker.should_abort() {\n                break;\n            }\n        }\n    }\n}\n",
+        &[E5],
+    );
+    check(
+        Python,
+        "def run(agent):\n    stale_rounds = 0\n    while stale_rounds < 3:\n        found = agent.step()\n        if found:\n            stale_rounds = 0\n        else:\n            stale_rounds += 1\n",
+        &[E5],
+    );
+    // Decoys: a heartbeat or a lock grown stale is no pass without
+    // progress.
+    check(
+        Python,
+        "def run(agent, worker):\n    while True:\n        if worker.heartbeat.is_stale():\n            break\n        agent.step()\n",
+        &[],
+    );
+    check(
+        Python,
+        "def run(agent, lock):\n    for attempt in range(5):\n        if lock.stale_count > 2:\n            break\n        agent.step()\n",
+        &[E2],
+    );
+}

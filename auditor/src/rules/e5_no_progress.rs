@@ -13,7 +13,8 @@
 //! with the previous state (`if plan == prev_plan`), membership in a set of
 //! seen states (`if key in seen`, `seen.has(key)`, `if visited[next]`),
 //! repeated-action detectors,
-//! stall and patience counters (`if stall_count >= 3`), no change
+//! stall and patience counters (`if stall_count >= 3`), stale passes counted
+//! or tracked (`stale_tracker.should_abort()`), no change
 //! (`if not changed`, `git diff --quiet && break`, `delta < EPSILON`).
 //!
 //! # What does not
@@ -32,8 +33,20 @@
 use super::ClauseView;
 use crate::facts::{CallFact, Facts, KwargFact, Role};
 
+/// Stale passes counted or tracked (`stale_rounds >= 3`,
+/// `stale_tracker.should_abort()`): passes that brought nothing new. Not a
+/// stale lock, cache or heartbeat, which are things grown old, not passes.
+pub(crate) fn stale_passes(view: &ClauseView<'_>) -> bool {
+    view.has("stale")
+        && !view.any(&["lock", "cache", "heartbeat", "token", "session", "pid"])
+        && (view.counted || view.any(super::COUNT_WORDS) || view.any(&["tracker", "len", "counter", "pass"]))
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    if stale_passes(view) {
+        return true;
+    }
     // Whether the loop leaves when the clause's detector fires: `if stuck:
     // break`, `while !loopDetected`; not `if done && !oscillationDetected`,
     // which leaves only when nothing was detected.
