@@ -168,7 +168,9 @@ pub(crate) fn stale_operand(facts: &Facts, view: &ClauseView<'_>, loop_id: usize
             })
     };
     let is_updated = |name: &str| {
-        assigned.contains(name) || assigned.contains(name.rsplit('.').next().unwrap_or(name)) || set_by_helper(name)
+        assigned.contains(name)
+            || assigned.contains(name.rsplit('.').next().unwrap_or(name))
+            || set_by_helper(name)
     };
     let names: Vec<&str> = sides.iter().filter_map(|(_, name)| name.as_deref()).collect();
     if names.len() != 2 {

@@ -497,8 +497,12 @@ fn counted_as(provenance: &Provenance<'_>, clause: &Clause, link: &ExitLink) -> 
             .iter()
             .filter_map(|g| provenance.facts.clauses.get(*g))
             // (Bash's `if check; then` holds a clause of its own for `;`.)
-            .filter(|guard| !(guard.words.is_empty() && guard.literals.is_empty() && guard.callees.is_empty()))
-            .map(|guard| classify(&ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false)))
+            .filter(|guard| {
+                !(guard.words.is_empty() && guard.literals.is_empty() && guard.callees.is_empty())
+            })
+            .map(|guard| {
+                classify(&ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false))
+            })
             .collect();
         if let Some(Some(first)) = kinds.first() {
             if kinds.iter().all(|k| *k == Some(*first)) {
