@@ -158,6 +158,10 @@ pub(crate) struct Clause {
     pub marks_done: bool,
     /// The clause compares with an empty string (`content != ""`).
     pub empty_string: bool,
+    /// The clause is an entry of a map looked up by a computed key and read
+    /// as a truth value (`visited[agent]`, `!seen[url]`): whether the key
+    /// is marked in the map.
+    pub keyed_lookup: bool,
     /// The clause looks for an unchecked box of a checklist (`grep -q '\[ \]'
     /// PLAN.md`, `"- [ ]" in plan`): work left on a list.
     pub unchecked_box: bool,
@@ -424,6 +428,11 @@ pub(crate) struct LocalFlagSet {
     pub name: String,
     pub range: Range<usize>,
     pub guards: Vec<usize>,
+    /// For a flag turned on inside a loop: the conditions around the
+    /// nearest one, nearest first, up to the loop (`stop = True` under `if
+    /// level == "critical":` under `if verdict.stuck:`). When the nearest
+    /// says nothing, the next one out says why.
+    pub outer: Vec<Vec<usize>>,
 }
 
 pub(crate) struct Facts {
@@ -2489,6 +2498,7 @@ impl<'s, 't> Walker<'s, 't> {
                         name: targets[0].clone(),
                         range: node.byte_range(),
                         guards,
+                        outer: Vec::new(),
                     });
                 }
             }
@@ -2500,13 +2510,18 @@ impl<'s, 't> Walker<'s, 't> {
             && self.facts.loop_flag_sets.len() < 256
         {
             if let (Some(function), Some((loop_frame, _))) = (function, self.innermost_loop()) {
-                let nearest = self.guard_groups_above(loop_frame).into_iter().next();
-                if let Some((Role::Guard, guards)) = nearest {
+                let mut groups = self.guard_groups_above(loop_frame).into_iter();
+                if let Some((Role::Guard, guards)) = groups.next() {
+                    let outer = groups
+                        .take_while(|(role, _)| *role == Role::Guard)
+                        .map(|(_, clauses)| clauses)
+                        .collect();
                     self.facts.loop_flag_sets.push(LocalFlagSet {
                         function,
                         name: targets[0].clone(),
                         range: node.byte_range(),
                         guards,
+                        outer,
                     });
                 }
             }
@@ -3503,6 +3518,7 @@ impl<'s, 't> Walker<'s, 't> {
             collected.clause.command =
                 self.family == Family::Bash && matches!(root.kind(), "command" | "pipeline");
             collected.clause.repeats_recent = repeats_recent(self.text(root));
+            collected.clause.keyed_lookup = self.keyed_lookup(root);
             let index = self.facts.clauses.len();
             self.facts.clauses.push(collected.clause);
             out.push(index);
@@ -3514,6 +3530,39 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         out
+    }
+
+    /// Whether a clause is one entry of a map looked up by a computed key,
+    /// possibly negated or parenthesised (`visited[next]`, `!seen[url]`);
+    /// not a field named by a string (`state["done"]`) nor a position
+    /// (`history[-1]`).
+    fn keyed_lookup(&self, node: Node<'t>) -> bool {
+        let mut node = node;
+        for _ in 0..4 {
+            match node.kind() {
+                "not_operator" | "unary_expression" | "parenthesized_expression" => {
+                    let Some(inner) = node.named_child(0) else { return false };
+                    node = inner;
+                }
+                _ => break,
+            }
+        }
+        if !matches!(node.kind(), "subscript" | "subscript_expression" | "index_expression") {
+            return false;
+        }
+        let count = node.named_child_count();
+        let last = u32::try_from(count.saturating_sub(1)).unwrap_or(0);
+        let Some(index) = (count >= 2).then(|| node.named_child(last)).flatten() else { return false };
+        matches!(
+            index.kind(),
+            "identifier"
+                | "attribute"
+                | "member_expression"
+                | "selector_expression"
+                | "field_expression"
+                | "call"
+                | "call_expression"
+        )
     }
 
     /// The called name when a clause is one call, possibly negated, awaited

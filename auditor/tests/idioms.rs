@@ -1108,3 +1108,123 @@ fn bash_trap_whose_handler_goes_on_ends_nothing() {
     let flag = "on_stop() {\n    STOP=1\n}\ntrap on_stop INT TERM\nSTOP=0\nwhile [ \"$STOP\" -eq 0 ]; do\n  claude -p \"$(cat PROMPT.md)\"\ndone\n";
     check(Bash, flag, &[E6, E8]);
 }
+
+#[test]
+fn e5_a_flag_raised_under_a_detector_says_what_the_detector_says() {
+    // The flag is turned on under two conditions: the nearer one (how bad
+    // the verdict is) names no exit, the one around it (the watcher finds
+    // the agent stuck) does, and decides, as the nearest guard that says
+    // anything decides for an exit.
+    let nested = "async function run(agent: Agent) {\n  let halt = false;\n  while (true) {\n    const calls = await agent.next();\n    for (const call of calls) {\n      const verdict = watcher.check(call.name, call.args);\n      if (verdict.stuck) {\n        if (verdict.level === \"severe\") {\n          halt = true;\n        } else {\n          agent.remind(verdict.message);\n        }\n      }\n      await agent.run(call);\n    }\n    if (halt) break;\n  }\n}\n";
+    check(TypeScript, nested, &[E5]);
+    check(
+        Python,
+        "def run(agent):\n    halt = False\n    while True:\n        for call in agent.next():\n            verdict = watcher.check(call)\n            if verdict.stuck:\n                if verdict.level == 'severe':\n                    halt = True\n            agent.run(call)\n        if halt:\n            break\n",
+        &[E5],
+    );
+    // Decoy: the stuck verdict only reminds the model; the flag is raised
+    // under conditions that name no exit (a tool name, a mode).
+    let decoy = "async function run(agent: Agent) {\n  let leave = false;\n  while (true) {\n    const calls = await agent.next();\n    for (const call of calls) {\n      const verdict = watcher.check(call.name, call.args);\n      if (verdict.stuck) {\n        agent.remind(verdict.message);\n      }\n      if (call.name === \"deploy\") {\n        if (mode === \"dry\") {\n          leave = true;\n        }\n      }\n      await agent.run(call);\n    }\n    if (leave) break;\n  }\n}\n";
+    check(TypeScript, decoy, &[]);
+}
+
+#[test]
+fn e5_a_comparison_in_a_helper_sees_what_the_helper_takes_each_call() {
+    // `previous` is taken from the history inside the helper, on every
+    // call: the comparison sees this pass against the last one.
+    let fresh = "def settled(answer, answers):\n    previous = answers[-1] if answers else None\n    if answer == previous:\n        return True\n    return False\n\ndef run(agent):\n    answers = []\n    while True:\n        answer = agent.step()\n        if settled(answer, answers):\n            break\n        answers.append(answer)\n";
+    check(Python, fresh, &[E5]);
+    assert!(warnings(Python, fresh).iter().all(|w| !w.starts_with("stale-progress-check")));
+    // Decoy: the helper compares with a value the loop's function set once
+    // before the loop and nothing updates: a stale check, not an exit.
+    let stale = "def settled(answer):\n    if answer == previous_answer:\n        return True\n    return False\n\ndef run(agent):\n    global previous_answer\n    previous_answer = agent.step()\n    while True:\n        answer = agent.step()\n        if settled(answer):\n            break\n";
+    check(Python, stale, &[]);
+    assert!(warnings(Python, stale).iter().any(|w| w.starts_with("stale-progress-check")));
+}
+
+#[test]
+fn e5_a_counter_named_for_failures_that_counts_passes_without_progress() {
+    // The counter is called failures, but the loop moves it only when a
+    // pass changed nothing: it counts stalls.
+    let script = "#!/bin/bash\nmade_progress() {\n    local added\n    added=\"$(git diff --numstat HEAD~1 | wc -l)\"\n    [[ \"$added\" -gt 0 ]]\n}\nFAILURES=0\nwhile true; do\n    if [[ \"$FAILURES\" -ge 3 ]]; then\n        echo \"no progress for three passes\"\n        break\n    fi\n    claude -p \"$(cat PROMPT.md)\"\n    if made_progress; then\n        FAILURES=0\n    else\n        FAILURES=$((FAILURES + 1))\n    fi\ndone\n";
+    check(Bash, script, &[E5]);
+    check(
+        Python,
+        "def run(agent, repo):\n    failures = 0\n    while failures < 3:\n        agent.step()\n        if repo.has_changes():\n            failures = 0\n        else:\n            failures += 1\n",
+        &[E5],
+    );
+    // Decoys: failures counted when a pass fails stay an error threshold,
+    // and so does a counter moved both on failed passes and on idle ones.
+    check(
+        Python,
+        "def run(agent):\n    failures = 0\n    while failures < 3:\n        result = agent.step()\n        if result.failed:\n            failures += 1\n        else:\n            failures = 0\n",
+        &[E7],
+    );
+    check(
+        Python,
+        "def run(agent, repo):\n    failures = 0\n    while failures < 3:\n        result = agent.step()\n        if result.failed:\n            failures += 1\n        elif not repo.has_changes():\n            failures += 1\n        else:\n            failures = 0\n",
+        &[E7],
+    );
+}
+
+#[test]
+fn e5_a_state_already_marked_in_a_map_of_seen_ones() {
+    // `visited[next]` read as a truth value asks whether `next` was marked
+    // on an earlier pass: routing back to an agent already seen is a cycle.
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) error {\n\tvisited := map[string]bool{}\n\tcurrent := w.start\n\tfor {\n\t\treply, err := w.agents[current].Step(ctx)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tnext := w.route(reply)\n\t\tif visited[next] {\n\t\t\treturn nil\n\t\t}\n\t\tvisited[next] = true\n\t\tcurrent = next\n\t}\n}\n",
+        &[E5],
+    );
+    check(
+        JavaScript,
+        "async function browse(agent, start) {\n  const seen = {};\n  let page = start;\n  while (true) {\n    if (seen[page]) break;\n    seen[page] = true;\n    page = await agent.nextPage(page);\n  }\n}\n",
+        &[E5],
+    );
+    // Decoys: a lookup in a map of finished agents says the work is done;
+    // a seen entry that only skips a pass ends nothing; an entry named by a
+    // string is a field, not a key the loop marks.
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) error {\n\tcurrent := w.start\n\tfor {\n\t\treply := w.agents[current].Step(ctx)\n\t\tcurrent = w.route(reply)\n\t\tif w.finished[current] {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n",
+        &[E1],
+    );
+    check(
+        Go,
+        "package agent\n\nfunc (w *Workflow) Run(ctx context.Context) {\n\tvisited := map[string]bool{}\n\tfor i := 0; i < 10; i++ {\n\t\tnext := w.route(w.step(ctx))\n\t\tif visited[next] {\n\t\t\tcontinue\n\t\t}\n\t\tvisited[next] = true\n\t}\n}\n",
+        &[E2],
+    );
+    check(
+        Python,
+        "def run(agent):\n    while True:\n        seen = agent.step()\n        if seen[\"cycle\"]:\n            print(seen)\n        if seen[\"final\"]:\n            break\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn e5_stale_passes_counted_or_tracked() {
+    // Passes that found nothing new to do, counted to a limit or kept by a
+    // tracker that says when to give up: no progress, not a cancellation.
+    check(
+        Rust,
+        "fn run(ctx: &mut Ctx) {\n    loop {\n        let outcome = run_iteration(ctx);\n        if outcome.found_work {\n            ctx.stale_tracker.reset();\n        } else {\n            ctx.stale_tracker.mark_stale();\n            if ctx.stale_tracker.should_abort() {\n                break;\n            }\n        }\n    }\n}\n",
+        &[E5],
+    );
+    check(
+        Python,
+        "def run(agent):\n    stale_rounds = 0\n    while stale_rounds < 3:\n        found = agent.step()\n        if found:\n            stale_rounds = 0\n        else:\n            stale_rounds += 1\n",
+        &[E5],
+    );
+    // Decoys: a heartbeat or a lock grown stale is no pass without
+    // progress.
+    check(
+        Python,
+        "def run(agent, worker):\n    while True:\n        if worker.heartbeat.is_stale():\n            break\n        agent.step()\n",
+        &[],
+    );
+    check(
+        Python,
+        "def run(agent, lock):\n    for attempt in range(5):\n        if lock.stale_count > 2:\n            break\n        agent.step()\n",
+        &[E2],
+    );
+}

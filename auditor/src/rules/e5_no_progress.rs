@@ -11,8 +11,10 @@
 //! # What counts
 //! Digests or hashes compared (`if digest == last_digest`), the state compared
 //! with the previous state (`if plan == prev_plan`), membership in a set of
-//! seen states (`if key in seen`, `seen.has(key)`), repeated-action detectors,
-//! stall and patience counters (`if stall_count >= 3`), no change
+//! seen states (`if key in seen`, `seen.has(key)`, `if visited[next]`),
+//! repeated-action detectors,
+//! stall and patience counters (`if stall_count >= 3`), stale passes counted
+//! or tracked (`stale_tracker.should_abort()`), no change
 //! (`if not changed`, `git diff --quiet && break`, `delta < EPSILON`).
 //!
 //! # What does not
@@ -31,8 +33,20 @@
 use super::ClauseView;
 use crate::facts::{CallFact, Facts, KwargFact, Role};
 
+/// Stale passes counted or tracked (`stale_rounds >= 3`,
+/// `stale_tracker.should_abort()`): passes that brought nothing new. Not a
+/// stale lock, cache or heartbeat, which are things grown old, not passes.
+pub(crate) fn stale_passes(view: &ClauseView<'_>) -> bool {
+    view.has("stale")
+        && !view.any(&["lock", "cache", "heartbeat", "token", "session", "pid"])
+        && (view.counted || view.any(super::COUNT_WORDS) || view.any(&["tracker", "len", "counter", "pass"]))
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    if stale_passes(view) {
+        return true;
+    }
     // Whether the loop leaves when the clause's detector fires: `if stuck:
     // break`, `while !loopDetected`; not `if done && !oscillationDetected`,
     // which leaves only when nothing was detected.
@@ -77,7 +91,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && !view.has("len")
         && !clause.none_literal
         && asks_the_history
-        && (clause.membership || view.any_callee(&["has", "contains", "includes", "get"]) || view.compares())
+        && (clause.membership
+            || clause.keyed_lookup
+            || view.any_callee(&["has", "contains", "includes", "get"])
+            || view.compares())
     {
         return true;
     }
@@ -135,9 +152,26 @@ pub(crate) fn call_matches(_facts: &Facts, _call: &CallFact) -> bool {
 /// progress after the first pass.
 pub(crate) fn stale_operand(facts: &Facts, view: &ClauseView<'_>, loop_id: usize) -> Option<String> {
     let sides = view.clause.sides.as_ref()?;
-    let assigned = &facts.loops.get(loop_id)?.assigned;
-    let is_updated =
-        |name: &str| assigned.contains(name) || assigned.contains(name.rsplit('.').next().unwrap_or(name));
+    let loop_fact = facts.loops.get(loop_id)?;
+    let assigned = &loop_fact.assigned;
+    // A check in a helper the loop calls (`is_converged(output, history)`
+    // with `prev = history[-1]` inside it): what the helper assigns is
+    // worked out afresh on every call, so on every pass.
+    let clause_function = facts.function_at(view.clause.range.start);
+    let in_helper = !loop_fact.range.contains(&view.clause.range.start)
+        && clause_function.is_some()
+        && clause_function != loop_fact.function;
+    let set_by_helper = |name: &str| {
+        in_helper
+            && facts.aliases.get(name).is_some_and(|definitions| {
+                definitions.iter().any(|d| d.function == clause_function && d.at < view.clause.range.start)
+            })
+    };
+    let is_updated = |name: &str| {
+        assigned.contains(name)
+            || assigned.contains(name.rsplit('.').next().unwrap_or(name))
+            || set_by_helper(name)
+    };
     let names: Vec<&str> = sides.iter().filter_map(|(_, name)| name.as_deref()).collect();
     if names.len() != 2 {
         return None;

@@ -41,7 +41,10 @@ const STOP_NAMES: &[&str] = &["stop", "cancel", "pause", "kill", "halt", "abort"
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A loop detector that asks to abort (`loop_detector.should_abort()`)
     // saw no progress: E5, not a stop from outside.
-    if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"])) || view.has("stall") {
+    if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"]))
+        || view.has("stall")
+        || super::e5_no_progress::stale_passes(view)
+    {
         return false;
     }
     // A person who cancels is a human interrupt (E6), and so is Ctrl-C

@@ -445,6 +445,17 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(id);
         }
     }
+    // A counter named for failures that the loop moves only when a pass
+    // made no progress (`if check_progress; then fails=0; else
+    // fails=$((fails+1)); fi` ... `[[ $fails -ge 3 ]]`) counts stalls, not
+    // errors: what it counts decides.
+    if by_name == Some(ExitId::E7) && (clause.ordering || clause.equality) {
+        if let Some(id) = counted_as(provenance, clause, link) {
+            if id == ExitId::E5 {
+                return Some(id);
+            }
+        }
+    }
     if let Some(id) = by_name {
         return Some(id);
     }
@@ -461,19 +472,8 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A counter of events compared with a threshold counts what its guards
     // see: completion signals (E1), repeats (E5).
     if clause.ordering || clause.equality {
-        let loop_range = provenance.facts.loops.get(link.loop_id).map(|l| l.range.clone())?;
-        for ident in &clause.idents {
-            let guards = provenance.counted_under(ident, &loop_range);
-            let kinds: Vec<Option<ExitId>> = guards
-                .iter()
-                .filter_map(|g| provenance.facts.clauses.get(*g))
-                .map(|guard| classify(&ClauseView::new(provenance, guard, Role::Guard, loop_id, false)))
-                .collect();
-            if let Some(Some(first)) = kinds.first() {
-                if kinds.iter().all(|k| *k == Some(*first)) {
-                    return Some(*first);
-                }
-            }
+        if let Some(id) = counted_as(provenance, clause, link) {
+            return Some(id);
         }
     }
     // A file the loop's own prompt tells the agent to write once the work is
@@ -485,6 +485,32 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// What a counter of the clause counts, when every move of it sits under
+/// guards that all name one exit (`if EXIT_SIGNAL in out: signals += 1`).
+fn counted_as(provenance: &Provenance<'_>, clause: &Clause, link: &ExitLink) -> Option<ExitId> {
+    let loop_range = provenance.facts.loops.get(link.loop_id).map(|l| l.range.clone())?;
+    for ident in &clause.idents {
+        let guards = provenance.counted_under(ident, &loop_range);
+        let kinds: Vec<Option<ExitId>> = guards
+            .iter()
+            .filter_map(|g| provenance.facts.clauses.get(*g))
+            // (Bash's `if check; then` holds a clause of its own for `;`.)
+            .filter(|guard| {
+                !(guard.words.is_empty() && guard.literals.is_empty() && guard.callees.is_empty())
+            })
+            .map(|guard| {
+                classify(&ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false))
+            })
+            .collect();
+        if let Some(Some(first)) = kinds.first() {
+            if kinds.iter().all(|k| *k == Some(*first)) {
+                return Some(*first);
+            }
+        }
+    }
+    None
 }
 
 /// `if aborted: break` after `aborted = True` under `if
@@ -506,21 +532,21 @@ fn flag_set_in_the_loop(provenance: &Provenance<'_>, clause: &Clause, link: &Exi
             &set.name == name && range.contains(&set.range.start) && set.range.end <= clause.range.start
         })
         .collect();
+    let says = |group: &Vec<usize>| -> Option<ExitId> {
+        group.iter().filter_map(|g| facts.clauses.get(*g)).find_map(|guard| {
+            let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
+            classify(&own).or_else(|| {
+                let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
+                (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
+            })
+        })
+    };
     let mut said = None;
     for set in &sets {
-        let kinds: Vec<Option<ExitId>> = set
-            .guards
-            .iter()
-            .filter_map(|g| facts.clauses.get(*g))
-            .map(|guard| {
-                let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
-                classify(&own).or_else(|| {
-                    let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
-                    (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
-                })
-            })
-            .collect();
-        let id = kinds.iter().flatten().next().copied()?;
+        // The nearest condition that says anything decides, as it does for
+        // an exit (`if verdict.stuck: if verdict.level == "critical": stop
+        // = True`: the loop stops because it is stuck).
+        let id = std::iter::once(&set.guards).chain(&set.outer).find_map(says)?;
         if said.is_some_and(|earlier| earlier != id) {
             return None;
         }
