@@ -913,6 +913,29 @@ struct Collected {
     clause: Clause,
 }
 
+/// A node's named siblings, from [`Walker::siblings_of`].
+struct Siblings<'t> {
+    children: std::rc::Rc<[Node<'t>]>,
+    /// The node's place among them; `None` when it is not one of them.
+    at: Option<usize>,
+}
+
+impl<'t> Siblings<'t> {
+    /// Every sibling before the node, in source order (all of them when the
+    /// node is not among them, as a walk that never meets it would give).
+    fn before(&self) -> &[Node<'t>] {
+        &self.children[..self.at.unwrap_or(self.children.len())]
+    }
+
+    /// Up to four siblings after the node.
+    fn after(&self) -> &[Node<'t>] {
+        match self.at {
+            Some(at) => &self.children[at + 1..(at + 5).min(self.children.len())],
+            None => &[],
+        }
+    }
+}
+
 struct Walker<'s, 't> {
     family: Family,
     source: &'s str,
@@ -925,6 +948,11 @@ struct Walker<'s, 't> {
     /// Clauses of a guard node, by node id and by whether the exit sits in
     /// its `else` branch (the condition read negated).
     clause_memo: HashMap<(usize, bool), Vec<usize>>,
+    /// The named children of the parents whose siblings were asked for, by
+    /// the parent's node id: an exit asks of its block once per rule, and a
+    /// block of many statements would otherwise be walked from its first
+    /// child each time.
+    children_memo: std::cell::RefCell<HashMap<usize, std::rc::Rc<[Node<'t>]>>>,
     /// Node ids of `try` statements whose body holds a loop: their handlers
     /// end that loop rather than swallow what it raised.
     wrapping_tries: HashSet<usize>,
@@ -1019,6 +1047,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         function_frames: Vec::new(),
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
+        children_memo: std::cell::RefCell::default(),
         wrapping_tries: HashSet::default(),
         flag_clauses: HashMap::default(),
         flag_resets: HashSet::default(),
@@ -1575,7 +1604,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether running a loop to its end leaves the code around it: a
     /// Python `for ... else: raise`, or an exit (or a guarded exit) as the
     /// next statement.
-    fn exhaustion_leaves(&self, node: Node<'_>) -> bool {
+    fn exhaustion_leaves(&self, node: Node<'t>) -> bool {
         let leaves = |statement: Node<'_>| {
             let text = self.text(statement).trim_start();
             let head = text.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
@@ -1595,12 +1624,12 @@ impl<'s, 't> Walker<'s, 't> {
         }
         // The loop's frame is not pushed yet: its parent is the top frame.
         let Some(parent) = self.ancestor(0) else { return false };
-        let mut next = self.siblings_of(parent, node).1.first().copied();
+        let mut next = self.siblings_of(parent, node).after().first().copied();
         // Go and Rust put the loop in an expression statement.
         if next.is_none() && parent.kind() == "expression_statement" {
             next = self
                 .ancestor(1)
-                .and_then(|grandparent| self.siblings_of(grandparent, parent).1.first().copied());
+                .and_then(|grandparent| self.siblings_of(grandparent, parent).after().first().copied());
         }
         let Some(next) = next.filter(|n| !matches!(self.syn_of(*n), Syn::Comment)) else { return false };
         if leaves(next) {
@@ -1625,26 +1654,27 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    /// The named children of `parent` before and after `child`. Asked of the
-    /// parent, since tree-sitter finds a node's parent and siblings by
-    /// walking down from the root (quadratic on a deep nesting).
-    fn siblings_of<'n>(&self, parent: Node<'n>, child: Node<'n>) -> (Vec<Node<'n>>, Vec<Node<'n>>) {
-        let mut cursor = parent.walk();
-        let mut before = Vec::new();
-        let mut after = Vec::new();
-        let mut seen = false;
-        for sibling in parent.named_children(&mut cursor).take(4096) {
-            if sibling.id() == child.id() {
-                seen = true;
-            } else if seen {
-                if after.len() < 4 {
-                    after.push(sibling);
-                }
-            } else {
-                before.push(sibling);
-            }
-        }
-        (before, after)
+    /// The named children of `parent` before and after `child` (at most four
+    /// after it, and none past the first 4,096). Asked of the parent, since
+    /// tree-sitter finds a node's parent and siblings by walking down from
+    /// the root (quadratic on a deep nesting); each parent's children are
+    /// listed once.
+    fn siblings_of(&self, parent: Node<'t>, child: Node<'t>) -> Siblings<'t> {
+        let listed = self.children_memo.borrow().get(&parent.id()).cloned();
+        let children = listed.unwrap_or_else(|| {
+            let mut cursor = parent.walk();
+            let children: std::rc::Rc<[Node<'t>]> = parent.named_children(&mut cursor).take(4096).collect();
+            self.children_memo.borrow_mut().insert(parent.id(), children.clone());
+            children
+        });
+        // Siblings are in source order; zero-width ones can share a start.
+        let first = children.partition_point(|sibling| sibling.start_byte() < child.start_byte());
+        let at = children[first..]
+            .iter()
+            .take_while(|sibling| sibling.start_byte() == child.start_byte())
+            .position(|sibling| sibling.id() == child.id())
+            .map(|offset| first + offset);
+        Siblings { children, at }
     }
 
     /// The node of the frame below the top one by `up` frames (0: the top):
@@ -1671,7 +1701,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// `while not done`, `while (!this.finished)`) or one name compared with a
     /// constant (`while state == RUNNING`, `state != FINISHED`). Assignments
     /// to it that end the loop are exits.
-    fn flag_of(&self, node: Node<'_>) -> Option<(String, FlagPolarity)> {
+    fn flag_of(&self, node: Node<'t>) -> Option<(String, FlagPolarity)> {
         let text = self.text(node).trim();
         let text = text.trim_start_matches('(').trim_end_matches(')').trim();
         if let Some((name, negated)) = simple_flag(text) {
@@ -2719,7 +2749,7 @@ impl<'s, 't> Walker<'s, 't> {
                 > 1
         };
         let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
-        self.siblings_of(body, current).0.into_iter().any(|statement| {
+        self.siblings_of(body, current).before().iter().copied().any(|statement| {
             let last_leaves = |block: Node<'_>| last_statement(block).is_some_and(leaves);
             // `try: ...; return m` or `try: m = parse() except E: ...
             // else: return m`: what follows runs only after a failure.
@@ -2740,7 +2770,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// `if err == nil { ...; break }`, `if result.ok: return result`: an
     /// `if` with no else that leaves the loop when the attempt worked, so
     /// what follows it runs only when it failed.
-    fn leaves_on_success(&self, statement: Node<'_>) -> bool {
+    fn leaves_on_success(&self, statement: Node<'t>) -> bool {
         if self.syn_of(statement) != Syn::If
             || self.field(statement, "alternative").is_some()
             || self
@@ -3194,8 +3224,8 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         let Some(block) = block else { return false };
-        let (before, _) = self.siblings_of(block, current);
-        before.iter().rev().take(6).any(|statement| {
+        let siblings = self.siblings_of(block, current);
+        siblings.before().iter().rev().take(6).any(|statement| {
             let text = self.text(*statement);
             text.len() <= 160 && assignment_says_done(text)
         })
@@ -3242,8 +3272,8 @@ impl<'s, 't> Walker<'s, 't> {
         let mut level = self.frames.len();
         while level > floor + 1 && self.frames.len() - level < 8 && conditions.len() < 3 {
             let parent = self.frames[level - 1].node;
-            let (before, _) = self.siblings_of(parent, current);
-            for statement in before.into_iter().rev().take(8) {
+            let siblings = self.siblings_of(parent, current);
+            for &statement in siblings.before().iter().rev().take(8) {
                 if conditions.len() >= 3 {
                     break;
                 }
@@ -3284,8 +3314,8 @@ impl<'s, 't> Walker<'s, 't> {
         let mut level = self.frames.len();
         while level > floor + 1 && self.frames.len() - level < 2 && found.is_empty() {
             let parent = self.frames[level - 1].node;
-            let (before, _) = self.siblings_of(parent, current);
-            for statement in before.into_iter().rev().take(4) {
+            let siblings = self.siblings_of(parent, current);
+            for &statement in siblings.before().iter().rev().take(4) {
                 // (A Rust `if` is an expression in a statement.)
                 let statement = match statement.named_child(0) {
                     Some(inner) if statement.kind() == "expression_statement" => inner,
@@ -3394,16 +3424,22 @@ impl<'s, 't> Walker<'s, 't> {
             parent = self.ancestor(1);
         }
         let parent = parent.filter(|p| p.kind() == "list")?;
-        let preceding: Vec<Node<'t>> = (0..parent.named_child_count())
-            .filter_map(|i| parent.named_child(i as u32))
-            .take_while(|child| child.id() != member.id())
-            .collect();
+        // One pass over the list: the commands before the member, and the
+        // operator right before it.
+        let mut preceding: Vec<Node<'t>> = Vec::new();
+        let mut operator = None;
+        let mut cursor = parent.walk();
+        for child in parent.children(&mut cursor) {
+            if child.id() == member.id() {
+                break;
+            }
+            if child.is_named() {
+                preceding.push(child);
+            }
+            operator = Some(child);
+        }
         let clauses = self.clauses_of(&preceding);
-        let on_failure = (0..parent.child_count())
-            .filter_map(|i| parent.child(i))
-            .take_while(|child| child.id() != member.id())
-            .last()
-            .is_some_and(|operator| operator.kind() == "||");
+        let on_failure = operator.is_some_and(|operator| operator.kind() == "||");
         for &clause in &clauses {
             self.facts.clauses[clause].on_failure = on_failure;
         }
