@@ -179,8 +179,8 @@ pub(crate) fn audit_tree(
         .collect();
     let loops: Vec<LoopReport> = facts.loops.iter().map(|l| loop_report(l, &lines)).collect();
     let mut fixes: Vec<Fix> = Vec::new();
-    if let Some((index, missing)) = warn_about_backstop(&loops, &exits, &mut warnings) {
-        fixes.extend(fixes::suggest(tree, source, language, &facts.loops[index], missing, &lines));
+    if let Some((candidates, missing)) = warn_about_backstop(&loops, &exits, &mut warnings) {
+        fixes.extend(fixes::suggest(tree, source, language, &facts.loops, &candidates, missing, &lines));
     }
     let mut report = finish(path, Some(language), loops, exits, warnings);
     report.fixes = fixes;
@@ -193,12 +193,14 @@ pub(crate) fn audit_tree(
 /// finished. Each is said at the header of the loop that holds the deciding
 /// evidence (the outermost), so that a reader, a CI annotation or a fix
 /// knows where.
-/// Returns the loop it named and what it lacks, for a suggested fix.
+/// Returns the loops a fix may go to (the one it named first, then the
+/// other loops that hold the deciding evidence, outermost first) and what
+/// they lack, for a suggested fix.
 fn warn_about_backstop(
     loops: &[LoopReport],
     exits: &[ExitReport],
     warnings: &mut Vec<Warning>,
-) -> Option<(usize, Missing)> {
+) -> Option<(Vec<usize>, Missing)> {
     let found = |kind: ExitKind| exits.iter().filter(move |e| e.found && e.id.kind() == kind);
     let (code, message, deciding, missing) = if found(ExitKind::Detect).next().is_some() {
         if found(ExitKind::Bound).next().is_some() {
@@ -235,7 +237,11 @@ fn warn_about_backstop(
         start_line: Some(chosen.start_line),
         end_line: Some(chosen.start_line),
     });
-    Some((index, missing))
+    let mut others: Vec<(usize, &LoopReport)> =
+        loops.iter().enumerate().filter(holds).filter(|(other, _)| *other != index).collect();
+    others.sort_by_key(|(_, l)| (std::cmp::Reverse(l.end_line - l.start_line), l.start_line));
+    let candidates = std::iter::once(index).chain(others.into_iter().map(|(other, _)| other)).collect();
+    Some((candidates, missing))
 }
 
 pub(crate) fn empty_exits() -> Vec<ExitReport> {
