@@ -451,6 +451,35 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
                 }
             }
         }
+        // A stop condition of the file's own handed to the AI SDK's
+        // `stopWhen` (`stopWhen: [stepCountIs(10), repeatsPreviousStep]`):
+        // what it says yes to ends the run, like a guard of the loop.
+        if framework.name == "ai-sdk" {
+            let conditions: Vec<usize> = facts
+                .kwargs
+                .iter()
+                .filter(|k| matches!(k.name.as_str(), "stopWhen" | "stop_when"))
+                .flat_map(|k| k.value_idents.iter())
+                .filter_map(|ident| facts.functions.iter().position(|f| f.name.as_deref() == Some(ident)))
+                .collect();
+            let links: Vec<facts::ExitLink> = facts
+                .function_exits
+                .iter()
+                .filter(|exit| conditions.contains(&exit.function))
+                .flat_map(|exit| {
+                    let guards = if exit.answer == Some(true) { exit.clauses.as_slice() } else { &[] };
+                    exit.values.iter().chain(guards).map(|&clause| facts::ExitLink {
+                        clause,
+                        role: Role::Guard,
+                        loop_id,
+                        site: exit.site.clone(),
+                        via: None,
+                        depth: 0,
+                    })
+                })
+                .collect();
+            facts.links.extend(links);
+        }
         if let Some((keys, default)) = framework.bound {
             let bounded =
                 facts.kwargs.iter().any(|k| keys.contains(&k.name.as_str()) && !rules::is_unbounded_value(k));
