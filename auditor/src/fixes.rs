@@ -95,10 +95,14 @@ pub(crate) fn suggest(
             LoopKind::While | LoopKind::Until | LoopKind::For | LoopKind::Loop | LoopKind::DoWhile => {
                 // A walk over a collection is not the loop that needs either;
                 // a walk over what an agent streams, one step at a time, is.
-                if fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source)) {
+                // (A plan a model made is as long as the model made it: a
+                // walk over its steps needs a cap.)
+                let node = loop_node(tree, fact);
+                let plan_walk = missing == Missing::Bound && node.is_some_and(|n| walks_a_plan(n, source));
+                if fact.collection && !plan_walk && !node.is_some_and(|n| iterates_a_stream(n, source)) {
                     continue;
                 }
-                loop_plan(tree, source, language, fact, missing)
+                loop_plan(tree, source, language, fact, missing, fact.collection && plan_walk)
             }
             LoopKind::Recursion if missing == Missing::Bound => recursion_plan(tree, source, language, fact),
             LoopKind::Framework => framework_plan(tree, source, language, fact, missing),
@@ -120,7 +124,16 @@ pub(crate) fn suggest(
 // ---------------------------------------------------------------------------
 // Loops of the code: while, for, loop, do.
 
-fn loop_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact, missing: Missing) -> Option<Plan> {
+/// `plan_walk`: the loop walks the steps of a plan (a cap of steps, not
+/// of turns).
+fn loop_plan(
+    tree: &Tree,
+    source: &str,
+    language: Language,
+    fact: &LoopFact,
+    missing: Missing,
+    plan_walk: bool,
+) -> Option<Plan> {
     let node = loop_node(tree, fact)?;
     let body = node.child_by_field_name("body")?;
     let statements = body_statements(body);
@@ -137,11 +150,27 @@ fn loop_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact, mis
     let unit = style.unit(inner, outer);
     match missing {
         Missing::Bound => {
-            let counter = fresh_name(source, &style.names(&["turns", "agent_turns", "loop_turns"]));
-            let cap = fresh_name(source, &style.names(&["max_turns", "max_agent_turns", "max_loop_turns"]));
+            if let Some(plan) = sdk_turn_option(node, source, language) {
+                return Some(plan);
+            }
+            let (counters, caps, title): (&[&str], &[&str], String) = if plan_walk {
+                (
+                    &["executed_steps", "plan_steps_run"],
+                    &["max_plan_steps", "max_executed_steps"],
+                    format!("Cap the steps: carry out at most {TURN_CAP} of the plan's steps, however many the model planned"),
+                )
+            } else {
+                (
+                    &["turns", "agent_turns", "loop_turns"],
+                    &["max_turns", "max_agent_turns", "max_loop_turns"],
+                    format!("Cap the turns: stop after {TURN_CAP} even if the loop never decides it is done"),
+                )
+            };
+            let counter = fresh_name(source, &style.names(counters));
+            let cap = fresh_name(source, &style.names(caps));
             Some(Plan {
                 exit: ExitId::E2,
-                title: format!("Cap the turns: stop after {TURN_CAP} even if the loop never decides it is done"),
+                title,
                 inserts: vec![
                     (header, style.cap_declarations(&cap, &counter, outer)),
                     (body_top(node, body, first, source), style.cap_check(&cap, &counter, inner, &unit)),
@@ -195,6 +224,56 @@ fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
         .any(|w| matches!(w.as_str(), "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line"));
     last.iter().any(|w| matches!(w.as_str(), "astream" | "query" | "count" | "iterate" | "run" | "steps"))
         || (last.iter().any(|w| w == "stream") && !chunks)
+}
+
+/// Whether a `for` loop walks the steps of a plan (`for step in
+/// plan.steps`, `for (const step of executedOrders)`): a list a model made,
+/// as long as the model made it.
+fn walks_a_plan(node: Node<'_>, source: &str) -> bool {
+    let iterable = node
+        .child_by_field_name("right")
+        .or_else(|| node.child_by_field_name("value"))
+        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause").and_then(|c| c.child_by_field_name("right")));
+    let Some(iterable) = iterable else { return false };
+    let text = source.get(iterable.byte_range()).unwrap_or("");
+    crate::words::split_identifier(text)
+        .iter()
+        .any(|w| matches!(w.as_str(), "plan" | "plans" | "steps" | "orders" | "subtasks" | "todos"))
+}
+
+/// A loop over the messages of the Claude Agent SDK's `query({ prompt,
+/// options: { ... } })`: the SDK's own `maxTurns` option, not a count of
+/// messages (a turn is several).
+fn sdk_turn_option(node: Node<'_>, source: &str, language: Language) -> Option<Plan> {
+    if !matches!(language, Language::JavaScript | Language::TypeScript | Language::Tsx) {
+        return None;
+    }
+    let call = node.child_by_field_name("right").filter(|n| n.kind() == "call_expression")?;
+    if call.child_by_field_name("function").and_then(|f| source.get(f.byte_range())) != Some("query") {
+        return None;
+    }
+    let argument = call.child_by_field_name("arguments")?.named_child(0).filter(|n| n.kind() == "object")?;
+    let options = pair_value(argument, "options", source).filter(|o| o.kind() == "object")?;
+    if pair_value(options, "maxTurns", source).is_some() {
+        return None;
+    }
+    let mut cursor = options.walk();
+    let items: Vec<Node<'_>> = options.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+    Some(Plan {
+        exit: ExitId::E2,
+        title: format!("Cap the turns: give the run the SDK's `maxTurns: {TURN_CAP}`, so it stops even if the agent never decides it is done"),
+        inserts: vec![append_item(options, &items, &format!("maxTurns: {TURN_CAP}"), source)?],
+        replaces: Vec::new(),
+    })
+}
+
+/// The value of `key: value` in an object literal.
+fn pair_value<'t>(object: Node<'t>, key: &str, source: &str) -> Option<Node<'t>> {
+    let mut cursor = object.walk();
+    let found = object.named_children(&mut cursor).find(|p| {
+        p.kind() == "pair" && p.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some(key)
+    });
+    found.and_then(|p| p.child_by_field_name("value"))
 }
 
 /// What a progress check watches: a value a statement of the pass assigns,
@@ -988,10 +1067,13 @@ fn snake(name: &str) -> String {
 // Frameworks: their own settings.
 
 fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact, missing: Missing) -> Option<Plan> {
+    let framework = fact.framework?;
+    if framework == "ai-sdk" && missing == Missing::Detect {
+        return ai_sdk_progress(tree, source, language, fact);
+    }
     if language != Language::Python {
         return None;
     }
-    let framework = fact.framework?;
     let calls = calls_of(tree.root_node());
     match missing {
         Missing::Bound => {
@@ -1050,6 +1132,69 @@ fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
             _ => None,
         },
     }
+}
+
+/// The AI SDK's loop given a stop condition of its own that ends the run
+/// when a step makes the same tool calls as the step before it, beside the
+/// conditions it has (`stopWhen: [stepCountIs(5), repeatsPreviousStep]`).
+fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFact) -> Option<Plan> {
+    let call = tree.root_node().descendant_for_byte_range(fact.range.start, fact.range.end)?;
+    let call = ancestors(call).find(|n| n.byte_range() == fact.range)?;
+    // The `stopWhen:` of the call's options.
+    let mut stack = vec![call];
+    let mut value = None;
+    while let Some(node) = stack.pop() {
+        if node.kind() == "pair"
+            && node.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some("stopWhen")
+        {
+            value = node.child_by_field_name("value");
+            break;
+        }
+        if node.id() != call.id() && is_function(node.kind()) {
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    let value = value?;
+    if value.start_position().row != value.end_position().row {
+        return None;
+    }
+    // The statement that makes the call, where the condition is defined
+    // just before.
+    let statement = ancestors(call)
+        .find(|n| n.parent().is_some_and(|p| matches!(p.kind(), "statement_block" | "program")))?;
+    if !starts_its_line(source, statement.start_byte()) {
+        return None;
+    }
+    let at = line_start(source, statement.start_byte());
+    let indent = indentation_of_line(source, at);
+    let style = Style::of(language);
+    let unit = style.unit("", indent);
+    let name = fresh_name(source, &style.names(&["repeats_previous_step", "same_step_twice"]));
+    let steps_type = if language == Language::JavaScript { "" } else { ": { steps: Array<{ toolCalls: unknown[] }> }" };
+    let definition = format!(
+        "{indent}// Stop when a step makes the same tool calls as the step before it: the run is going round.\n\
+         {indent}const {name} = ({{ steps }}{steps_type}) => {{\n\
+         {indent}{unit}const [previous, current] = steps.slice(-2).map((step) => JSON.stringify(step.toolCalls));\n\
+         {indent}{unit}return steps.length > 1 && current === previous;\n\
+         {indent}}};\n"
+    );
+    let mut inserts = vec![(at, definition)];
+    if value.kind() == "array" {
+        let mut cursor = value.walk();
+        let last = value.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).last()?;
+        inserts.push((last.end_byte(), format!(", {name}")));
+    } else {
+        inserts.push((value.start_byte(), "[".to_string()));
+        inserts.push((value.end_byte(), format!(", {name}]")));
+    }
+    Some(Plan {
+        exit: ExitId::E5,
+        title: "Stop when a round changes nothing: a stop condition that ends the run when a step repeats the last step's tool calls".to_string(),
+        inserts,
+        replaces: Vec::new(),
+    })
 }
 
 /// AutoGen's team ends when an agent says TERMINATE: added to the team's
@@ -1185,7 +1330,7 @@ fn keyword_insert(call: Node<'_>, argument: &str, source: &str) -> Option<(usize
 /// stand one to a line with a trailing comma, on a line of its own.
 fn append_item(list: Node<'_>, items: &[Node<'_>], item: &str, source: &str) -> Option<(usize, String)> {
     let Some(last) = items.last() else {
-        let open = source.get(list.byte_range())?.find('(')?;
+        let open = source.get(list.byte_range())?.find(['(', '{'])?;
         return Some((list.start_byte() + open + 1, item.to_string()));
     };
     let own_line = starts_its_line(source, last.start_byte()) && last.start_position().row > list.start_position().row;
@@ -1277,7 +1422,7 @@ impl Style {
         let step = inner.strip_prefix(outer).unwrap_or("");
         if !step.is_empty() {
             step.to_string()
-        } else if self.language == Language::Go || inner.starts_with('\t') {
+        } else if self.language == Language::Go || inner.starts_with('\t') || outer.starts_with('\t') {
             "\t".to_string()
         } else if self.script() {
             "  ".to_string()
