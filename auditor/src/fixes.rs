@@ -90,7 +90,33 @@ pub(crate) fn suggest(
         endless.sort_by_key(|fact| (std::cmp::Reverse(fact.range.len()), fact.range.start));
         order.extend(endless);
     }
-    for fact in order {
+    let syntactic = |fact: &LoopFact| {
+        matches!(fact.kind, LoopKind::While | LoopKind::Until | LoopKind::For | LoopKind::Loop | LoopKind::DoWhile)
+    };
+    let walk = |fact: &LoopFact| {
+        fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
+    };
+    // A loop inside another of these loops retries one step of it (`for
+    // attempt in range(3)` around a request): the progress check belongs
+    // to the outer one, or to none.
+    let inner: Vec<bool> = order
+        .iter()
+        .map(|fact| {
+            missing == Missing::Detect
+                && syntactic(fact)
+                && order.iter().any(|outer| {
+                    syntactic(outer)
+                        && !walk(outer)
+                        && outer.range != fact.range
+                        && outer.range.start <= fact.range.start
+                        && outer.range.end >= fact.range.end
+                })
+        })
+        .collect();
+    for (fact, inner) in order.into_iter().zip(inner) {
+        if inner {
+            continue;
+        }
         let plan = match fact.kind {
             LoopKind::While | LoopKind::Until | LoopKind::For | LoopKind::Loop | LoopKind::DoWhile => {
                 // A walk over a collection is not the loop that needs either;
@@ -100,6 +126,11 @@ pub(crate) fn suggest(
                 let node = loop_node(tree, fact);
                 let plan_walk = missing == Missing::Bound && node.is_some_and(|n| walks_a_plan(n, source));
                 if fact.collection && !plan_walk && !node.is_some_and(|n| iterates_a_stream(n, source)) {
+                    continue;
+                }
+                // (Nor, for a completion check, a walk by index over a
+                // collection: `for ((i = 0; i < COUNT; i++))`.)
+                if missing == Missing::Detect && node.is_some_and(|n| walks_by_index(n, source)) {
                     continue;
                 }
                 loop_plan(tree, source, language, fact, missing, fact.collection && plan_walk)
@@ -136,6 +167,9 @@ fn loop_plan(
 ) -> Option<Plan> {
     let node = loop_node(tree, fact)?;
     let body = node.child_by_field_name("body")?;
+    if node.start_position().row == node.end_position().row {
+        return if missing == Missing::Bound { one_line_cap(node, body, source, language) } else { None };
+    }
     let statements = body_statements(body);
     let first = *statements.first()?;
     let header_line = node.start_position().row;
@@ -226,6 +260,30 @@ fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
         || (last.iter().any(|w| w == "stream") && !chunks)
 }
 
+/// Whether a counted `for` loop walks a collection by index: its condition
+/// holds the index against a length or a count (`i < items.length`, `i <
+/// PROJECT_COUNT`), not against a maximum of turns.
+fn walks_by_index(node: Node<'_>, source: &str) -> bool {
+    let condition = match node.kind() {
+        "c_style_for_statement" => node.child_by_field_name("condition"),
+        "for_statement" => node
+            .child_by_field_name("condition")
+            .or_else(|| node.named_child(0).filter(|c| c.kind() == "for_clause").and_then(|c| c.child_by_field_name("condition"))),
+        _ => None,
+    };
+    let Some(condition) = condition else { return false };
+    let words = crate::words::split_identifier(source.get(condition.byte_range()).unwrap_or(""));
+    let counts_items = words.iter().any(|w| matches!(w.as_str(), "length" | "len" | "count" | "size" | "total"));
+    let counts_turns = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "max" | "maximum" | "limit" | "iter" | "iters" | "iterations" | "turns" | "steps" | "rounds" | "attempts"
+                | "retries" | "tries"
+        )
+    });
+    counts_items && !counts_turns
+}
+
 /// Whether a `for` loop walks the steps of a plan (`for step in
 /// plan.steps`, `for (const step of executedOrders)`): a list a model made,
 /// as long as the model made it.
@@ -274,6 +332,54 @@ fn pair_value<'t>(object: Node<'t>, key: &str, source: &str) -> Option<Node<'t>>
         p.kind() == "pair" && p.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some(key)
     });
     found.and_then(|p| p.child_by_field_name("value"))
+}
+
+/// A loop written on one line (`while True: step()`, `while (busy) poll();`,
+/// `for { step() }`, `while true; do step; done`): the line becomes the
+/// loop with its body on lines of its own, the cap's check first.
+fn one_line_cap(node: Node<'_>, body: Node<'_>, source: &str, language: Language) -> Option<Plan> {
+    if !starts_its_line(source, node.start_byte()) {
+        return None;
+    }
+    let rest = source[node.end_byte()..next_line_start(source, node.end_byte())].trim();
+    if !(rest.is_empty() || rest == ";" || rest.starts_with('#') || rest.starts_with("//")) {
+        return None;
+    }
+    let line = line_start(source, node.start_byte());
+    let outer = indentation_of_line(source, line);
+    let style = Style::of(language);
+    let unit = style.unit("", outer);
+    let inner = format!("{outer}{unit}");
+    let before_body = source[node.start_byte()..body.start_byte()].trim_end();
+    let body_text = source[body.byte_range()].trim();
+    let (head, content, tail) = match language {
+        Language::Python => (before_body.to_string(), body_text.to_string(), String::new()),
+        Language::Bash => {
+            let inside = body_text.strip_prefix("do")?.strip_suffix("done")?.trim().trim_end_matches(';').trim();
+            (format!("{before_body} do"), inside.to_string(), "done".to_string())
+        }
+        _ => {
+            let content = if matches!(body.kind(), "statement_block" | "block") {
+                body_text.strip_prefix('{').and_then(|t| t.strip_suffix('}')).map(str::trim)?
+            } else {
+                body_text
+            };
+            (format!("{before_body} {{"), content.to_string(), format!("}}{}", &source[body.end_byte()..node.end_byte()]))
+        }
+    };
+    if content.is_empty() || content.contains('\n') {
+        return None;
+    }
+    let counter = fresh_name(source, &style.names(&["turns", "agent_turns", "loop_turns"]));
+    let cap = fresh_name(source, &style.names(&["max_turns", "max_agent_turns", "max_loop_turns"]));
+    let check = style.cap_check(&cap, &counter, &inner, &unit);
+    let tail = if tail.is_empty() { String::new() } else { format!("\n{outer}{tail}") };
+    Some(Plan {
+        exit: ExitId::E2,
+        title: format!("Cap the turns: stop after {TURN_CAP} even if the loop never decides it is done"),
+        inserts: vec![(line, style.cap_declarations(&cap, &counter, outer))],
+        replaces: vec![(node.byte_range(), format!("{head}\n{check}{inner}{content}{tail}"))],
+    })
 }
 
 /// What a progress check watches: a value a statement of the pass assigns,
@@ -567,7 +673,8 @@ fn assigned_name<'t>(
             .filter(|n| matches!(n.kind(), "identifier" | "shorthand_property_identifier_pattern"))
             .map(text)
             .collect();
-        names.into_iter().find(|name| watchable(name))
+        let usable: Vec<String> = names.into_iter().filter(|name| watchable(name)).collect();
+        usable.iter().find(|name| says_it_is_the_work(name)).or(usable.first()).cloned()
     };
     let found = match language {
         Language::Python => {
@@ -631,6 +738,9 @@ fn assigned_name<'t>(
 /// clock, a count or a spend (they move every pass whatever the work
 /// does: the check would never fire), not a handle (a stream, a client, a
 /// callback: the same object or a new one each pass, never the work), and
+/// not a history (it grows every pass, so it never equals the last one),
+/// not a yes or no (`stop`, `is_done`: two passes that both say no made no
+/// progress only by chance),
 /// not a one-letter name, which says too little.
 fn watchable(name: &str) -> bool {
     let words = crate::words::split_identifier(name);
@@ -647,7 +757,9 @@ fn watchable(name: &str) -> bool {
                     | "logger" | "tracer" | "span" | "unit" | "dir" | "path" | "file" | "kwargs"
                     | "args" | "options" | "config" | "settings" | "lock" | "thread" | "timer" | "controller"
                     | "signal" | "socket" | "conn" | "connection" | "cursor" | "iterator" | "generator"
-                    | "writer" | "reader" | "id" | "uuid"
+                    | "writer" | "reader" | "id" | "uuid" | "ctx" | "tx" | "rx" | "chan" | "channel" | "sender"
+                    | "receiver" | "copy" | "history" | "memory" | "transcript" | "conversation" | "messages"
+                    | "stop" | "done" | "finished" | "ok" | "success" | "is" | "has" | "should" | "can"
             )
         })
 }
@@ -659,7 +771,7 @@ fn says_it_is_the_work(name: &str) -> bool {
             w.as_str(),
             "response" | "reply" | "result" | "output" | "answer" | "plan" | "state" | "action" | "actions"
                 | "code" | "diff" | "patch" | "draft" | "feedback" | "critique" | "observation" | "obs"
-                | "content" | "text" | "summary" | "decision" | "completion" | "messages" | "calls" | "status"
+                | "content" | "text" | "summary" | "decision" | "completion" | "calls" | "status"
                 | "verdict" | "score" | "scores" | "solution" | "proposal" | "changes"
         )
     })
@@ -707,6 +819,30 @@ fn moves_with_the_work(
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor));
     }
+    // (A message formatted for display is not the work.)
+    if matches!(language, Language::Python | Language::JavaScript | Language::TypeScript | Language::Tsx)
+        && matches!(value.kind(), "string" | "template_string")
+    {
+        return false;
+    }
+    // (Nor is a yes or no worked out from it: `res.indexOf(x) !== -1`.)
+    let operator = value.child_by_field_name("operator").and_then(|o| source.get(o.byte_range())).unwrap_or("");
+    if matches!(value.kind(), "comparison_operator" | "boolean_operator" | "not_operator")
+        || (value.kind() == "binary_expression"
+            && matches!(operator, "==" | "!=" | "===" | "!==" | "<" | ">" | "<=" | ">=" | "&&" | "||"))
+        || (value.kind() == "unary_expression" && operator == "!")
+    {
+        return false;
+    }
+    // What a person typed is not the loop's progress either.
+    let reads_a_person = callees.iter().any(|(callee, _)| {
+        crate::words::split_identifier(callee)
+            .iter()
+            .any(|w| matches!(w.as_str(), "input" | "readline" | "editor" | "getpass" | "stdin"))
+    });
+    let made_fresh = callees.iter().any(|(callee, _)| {
+        matches!(*callee, "new" | "default" | "channel" | "with_capacity" | "make" | "unbounded_channel" | "spawn")
+    });
     let clock = callees.iter().any(|(callee, _)| {
         crate::words::split_identifier(callee).iter().any(|w| {
             matches!(
@@ -732,7 +868,7 @@ fn moves_with_the_work(
             && call.child_by_field_name("arguments").is_some_and(|a| a.named_child_count() == 0)
     };
     let converts_only = !per_pass && callees.iter().all(|(callee, _)| CONVERSIONS.contains(callee));
-    !clock && !grows && !fresh_object && !converts_only
+    !clock && !grows && !fresh_object && !converts_only && !reads_a_person && !made_fresh
 }
 
 /// A statement that only calls the loop's step and drops what it returns
