@@ -955,6 +955,14 @@ fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&s
     if followed.is_empty() {
         return false;
     }
+    // (`feedback == previous_feedback` asks whether the value moved since
+    // the last pass, not what the function that made it decided.)
+    if let Some([(left, _), (right, _)]) = &clause.sides {
+        let earlier = |side: &Vec<String>| side.iter().any(|w| w == "prev");
+        if clause.equality && (earlier(left) ^ earlier(right)) {
+            return false;
+        }
+    }
     if clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
         return true;
     }
