@@ -530,12 +530,70 @@ fn watched_value<'t>(
     if let Some((statement, name)) = best {
         return Some(Watch { statement: *statement, name: name.clone(), capture_at: None });
     }
+    // The pass's result set inside a retry loop of the pass (`var response
+    // string` ... `for attempt := ...; { response = resp; break }`): the
+    // check goes after that loop.
+    if let Some(watch) = result_of_a_retry(body, source) {
+        return Some(watch);
+    }
     for &statement in &candidates {
         if let Some(call) = dropped_step_call(statement, source, language) {
             if fits(statement) && starts_its_line(source, statement.start_byte()) {
                 let name = fresh_name(source, &Style::of(language).names(&["result", "step_result"]));
                 return Some(Watch { statement, name, capture_at: Some(call) });
             }
+        }
+    }
+    None
+}
+
+/// A name the body declares (or sets) before one of its own loops, that
+/// the loop sets and that says it is the pass's result (`response`,
+/// `reply`): the loop retries the step that makes it.
+fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
+    let statements = body_statements(body);
+    for (index, &statement) in statements.iter().enumerate() {
+        let is_loop = statement.child_by_field_name("body").is_some() && is_loop_or_function(statement.kind())
+            && !statement.kind().contains("function")
+            && !statement.kind().contains("def");
+        if !is_loop || !check_fits_after(source, statement) {
+            continue;
+        }
+        // Names set inside the loop, outside any function in it.
+        let mut set = Vec::new();
+        let mut stack = vec![statement];
+        while let Some(node) = stack.pop() {
+            if node.id() != statement.id() && is_function(node.kind()) {
+                continue;
+            }
+            if matches!(node.kind(), "assignment" | "assignment_expression" | "assignment_statement") {
+                if let Some(left) = node.child_by_field_name("left") {
+                    let text = source.get(left.byte_range()).unwrap_or("");
+                    if !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                        set.push(text.to_string());
+                    }
+                }
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        let declared_before = |name: &str| {
+            statements[..index].iter().any(|earlier| {
+                let text = source.get(earlier.byte_range()).unwrap_or("");
+                let words: Vec<&str> =
+                    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+                let head = &words[..words.len().min(3)];
+                head.contains(&name)
+                    && matches!(
+                        earlier.kind(),
+                        "var_declaration" | "short_var_declaration" | "lexical_declaration" | "variable_declaration"
+                            | "let_declaration" | "expression_statement" | "variable_assignment"
+                    )
+            })
+        };
+        if let Some(name) = set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))
+        {
+            return Some(Watch { statement, name, capture_at: None });
         }
     }
     None
