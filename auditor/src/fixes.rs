@@ -3,22 +3,33 @@
 //! A loop that can tell it is done but has nothing that bounds it gets a
 //! turn cap; a loop that only runs out gets a no-progress check on a value
 //! it computes each pass. Each suggestion is written in the loop's language
-//! and placed where a reader would put it:
+//! and placed where a reader would put it, on the loop that decides the
+//! verdict (a loop of the code before a recursion or a framework run that
+//! holds it; for a cap, failing those, a loop that only ends from inside):
 //!
 //! - a `while`/`for`/`loop`/`do` loop: the cap's names just before its
-//!   header and its check as the body's first statement; the progress check
-//!   right after the statement that computes the watched value (the first
-//!   value of the pass's own body assigned from a call, else the result of
-//!   its step call, kept for the purpose, else, in a shell loop, the state
-//!   of the repository it works on);
-//! - a recursive function: a turn count that each call hands on (a
-//!   parameter it already has, one added with a default, or, for a function
-//!   defined inside another, a counter of the enclosing function), checked
-//!   first thing in the body;
-//! - a framework's loop: the framework's own setting (`max_turns=`,
-//!   `recursion_limit`, `max_iter=`, ...) for a bound; for a completion
-//!   check the framework's own way to say "done" (AutoGen's
-//!   `TextMentionTermination`, LangGraph's `tools_condition`).
+//!   header and its check first thing in the body (a loop written on one
+//!   line gets its body on lines of its own); the progress check right after
+//!   the statement that computes the watched value: a value the pass assigns
+//!   from a call (the body's own statements first, a name that says it is
+//!   the work first), else the pass's result set inside a retry loop of the
+//!   pass, else the result of a step call the pass drops (kept for the
+//!   purpose), else, in a shell loop, the state of the repository it works
+//!   on. Clocks, counts, spends, histories, handles, yes-or-no values and
+//!   what a person typed are never watched: the check would never fire, or
+//!   fire on the second pass. A walk over a collection gets neither, except
+//!   a walk over what a run streams step by step (a cap or a check) and a
+//!   walk over a model's plan (a cap of steps);
+//! - a recursive function (Python, JavaScript, TypeScript): a turn count
+//!   that each call hands on (a parameter it already has, one added with a
+//!   default, or, for a function defined inside another, a counter of the
+//!   enclosing call), checked first thing in the body;
+//! - a framework's run: its own setting for a bound (`max_turns=`,
+//!   `recursion_limit`, `max_iter=`, `max_steps=`, `max_iterations=`, the
+//!   Claude Agent SDK's `maxTurns`); for a completion check its own way to
+//!   say "done" (AutoGen's `TextMentionTermination`, LangGraph's
+//!   `tools_condition`) or, for the AI SDK, a stop condition that ends the
+//!   run when a step repeats the last one.
 //!
 //! Every edit inserts whole lines or rewrites one line, so the suggestion
 //! applies to the source as pasted and reads as a small diff.
@@ -91,7 +102,10 @@ pub(crate) fn suggest(
         order.extend(endless);
     }
     let syntactic = |fact: &LoopFact| {
-        matches!(fact.kind, LoopKind::While | LoopKind::Until | LoopKind::For | LoopKind::Loop | LoopKind::DoWhile)
+        matches!(
+            fact.kind,
+            LoopKind::While | LoopKind::Until | LoopKind::For | LoopKind::Loop | LoopKind::DoWhile
+        )
     };
     let walk = |fact: &LoopFact| {
         fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
@@ -215,7 +229,9 @@ fn loop_plan(
         Missing::Detect => {
             // (What the pass changes: what it assigns and the loop's own variable.)
             let mut changed = fact.assigned.clone();
-            if let Some(variable) = node.child_by_field_name("left").or_else(|| node.child_by_field_name("pattern")) {
+            if let Some(variable) =
+                node.child_by_field_name("left").or_else(|| node.child_by_field_name("pattern"))
+            {
                 let mut stack = vec![variable];
                 while let Some(n) = stack.pop() {
                     if n.kind() == "identifier" {
@@ -241,11 +257,15 @@ fn loop_plan(
 /// `for t in itertools.count()`), not a collection it was given nor the
 /// chunks of one reply.
 fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
-    let iterable = node
-        .child_by_field_name("right")
-        .or_else(|| node.child_by_field_name("value"))
-        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause").and_then(|c| c.child_by_field_name("right")));
-    let Some(call) = iterable.filter(|n| matches!(n.kind(), "call" | "call_expression")) else { return false };
+    let iterable =
+        node.child_by_field_name("right").or_else(|| node.child_by_field_name("value")).or_else(|| {
+            node.named_child(0)
+                .filter(|c| c.kind() == "range_clause")
+                .and_then(|c| c.child_by_field_name("right"))
+        });
+    let Some(call) = iterable.filter(|n| matches!(n.kind(), "call" | "call_expression")) else {
+        return false;
+    };
     let callee = call.child_by_field_name("function").and_then(|f| source.get(f.byte_range())).unwrap_or("");
     let last = crate::words::split_identifier(callee.rsplit(['.', ':']).next().unwrap_or(callee));
     let variable = node
@@ -253,9 +273,9 @@ fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
         .or_else(|| node.child_by_field_name("pattern"))
         .and_then(|n| source.get(n.byte_range()))
         .unwrap_or("");
-    let chunks = crate::words::split_identifier(variable)
-        .iter()
-        .any(|w| matches!(w.as_str(), "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line"));
+    let chunks = crate::words::split_identifier(variable).iter().any(|w| {
+        matches!(w.as_str(), "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line")
+    });
     last.iter().any(|w| matches!(w.as_str(), "astream" | "query" | "count" | "iterate" | "run" | "steps"))
         || (last.iter().any(|w| w == "stream") && !chunks)
 }
@@ -266,19 +286,32 @@ fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
 fn walks_by_index(node: Node<'_>, source: &str) -> bool {
     let condition = match node.kind() {
         "c_style_for_statement" => node.child_by_field_name("condition"),
-        "for_statement" => node
-            .child_by_field_name("condition")
-            .or_else(|| node.named_child(0).filter(|c| c.kind() == "for_clause").and_then(|c| c.child_by_field_name("condition"))),
+        "for_statement" => node.child_by_field_name("condition").or_else(|| {
+            node.named_child(0)
+                .filter(|c| c.kind() == "for_clause")
+                .and_then(|c| c.child_by_field_name("condition"))
+        }),
         _ => None,
     };
     let Some(condition) = condition else { return false };
     let words = crate::words::split_identifier(source.get(condition.byte_range()).unwrap_or(""));
-    let counts_items = words.iter().any(|w| matches!(w.as_str(), "length" | "len" | "count" | "size" | "total"));
+    let counts_items =
+        words.iter().any(|w| matches!(w.as_str(), "length" | "len" | "count" | "size" | "total"));
     let counts_turns = words.iter().any(|w| {
         matches!(
             w.as_str(),
-            "max" | "maximum" | "limit" | "iter" | "iters" | "iterations" | "turns" | "steps" | "rounds" | "attempts"
-                | "retries" | "tries"
+            "max"
+                | "maximum"
+                | "limit"
+                | "iter"
+                | "iters"
+                | "iterations"
+                | "turns"
+                | "steps"
+                | "rounds"
+                | "attempts"
+                | "retries"
+                | "tries"
         )
     });
     counts_items && !counts_turns
@@ -288,10 +321,12 @@ fn walks_by_index(node: Node<'_>, source: &str) -> bool {
 /// plan.steps`, `for (const step of executedOrders)`): a list a model made,
 /// as long as the model made it.
 fn walks_a_plan(node: Node<'_>, source: &str) -> bool {
-    let iterable = node
-        .child_by_field_name("right")
-        .or_else(|| node.child_by_field_name("value"))
-        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause").and_then(|c| c.child_by_field_name("right")));
+    let iterable =
+        node.child_by_field_name("right").or_else(|| node.child_by_field_name("value")).or_else(|| {
+            node.named_child(0)
+                .filter(|c| c.kind() == "range_clause")
+                .and_then(|c| c.child_by_field_name("right"))
+        });
     let Some(iterable) = iterable else { return false };
     let text = source.get(iterable.byte_range()).unwrap_or("");
     crate::words::split_identifier(text)
@@ -316,7 +351,8 @@ fn sdk_turn_option(node: Node<'_>, source: &str, language: Language) -> Option<P
         return None;
     }
     let mut cursor = options.walk();
-    let items: Vec<Node<'_>> = options.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+    let items: Vec<Node<'_>> =
+        options.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
     Some(Plan {
         exit: ExitId::E2,
         title: format!("Cap the turns: give the run the SDK's `maxTurns: {TURN_CAP}`, so it stops even if the agent never decides it is done"),
@@ -329,7 +365,8 @@ fn sdk_turn_option(node: Node<'_>, source: &str, language: Language) -> Option<P
 fn pair_value<'t>(object: Node<'t>, key: &str, source: &str) -> Option<Node<'t>> {
     let mut cursor = object.walk();
     let found = object.named_children(&mut cursor).find(|p| {
-        p.kind() == "pair" && p.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some(key)
+        p.kind() == "pair"
+            && p.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some(key)
     });
     found.and_then(|p| p.child_by_field_name("value"))
 }
@@ -355,7 +392,8 @@ fn one_line_cap(node: Node<'_>, body: Node<'_>, source: &str, language: Language
     let (head, content, tail) = match language {
         Language::Python => (before_body.to_string(), body_text.to_string(), String::new()),
         Language::Bash => {
-            let inside = body_text.strip_prefix("do")?.strip_suffix("done")?.trim().trim_end_matches(';').trim();
+            let inside =
+                body_text.strip_prefix("do")?.strip_suffix("done")?.trim().trim_end_matches(';').trim();
             (format!("{before_body} do"), inside.to_string(), "done".to_string())
         }
         _ => {
@@ -364,7 +402,11 @@ fn one_line_cap(node: Node<'_>, body: Node<'_>, source: &str, language: Language
             } else {
                 body_text
             };
-            (format!("{before_body} {{"), content.to_string(), format!("}}{}", &source[body.end_byte()..node.end_byte()]))
+            (
+                format!("{before_body} {{"),
+                content.to_string(),
+                format!("}}{}", &source[body.end_byte()..node.end_byte()]),
+            )
         }
     };
     if content.is_empty() || content.contains('\n') {
@@ -382,6 +424,9 @@ fn one_line_cap(node: Node<'_>, body: Node<'_>, source: &str, language: Language
     })
 }
 
+/// A statement and the name it assigns.
+type Named<'t> = (Node<'t>, String);
+
 /// What a progress check watches: a value a statement of the pass assigns,
 /// or the result of a step call that a statement makes and drops (the fix
 /// then keeps it in `name`).
@@ -392,7 +437,14 @@ struct Watch<'t> {
     capture_at: Option<usize>,
 }
 
-fn progress_plan(source: &str, style: &Style, header: usize, outer: &str, unit: &str, watch: Watch<'_>) -> Plan {
+fn progress_plan(
+    source: &str,
+    style: &Style,
+    header: usize,
+    outer: &str,
+    unit: &str,
+    watch: Watch<'_>,
+) -> Plan {
     let Watch { statement, name, capture_at } = watch;
     let previous = fresh_name(source, &style.names(&[&format!("previous_{name}")]));
     let at = indentation_of_line(source, line_start(source, statement.start_byte()));
@@ -519,15 +571,23 @@ fn watched_value<'t>(
 ) -> Option<Watch<'t>> {
     let candidates = pass_statements(body);
     let fits = |statement: Node<'_>| check_fits_after(source, statement);
-    // A name that says it is the pass's work (`reply`, `plan`, `diff`)
-    // before any other.
+    // The body's own statements before those in a branch of it (a check
+    // there runs every pass), and in each a name that says it is the
+    // pass's work (`reply`, `plan`, `diff`) before any other.
+    let own: Vec<Node<'t>> = body_statements(body);
     let assigned: Vec<(Node<'t>, String)> = candidates
         .iter()
-        .filter_map(|&statement| assigned_name(statement, source, language, assigned).map(|(name, _)| (statement, name)))
+        .filter_map(|&statement| {
+            assigned_name(statement, source, language, assigned).map(|(name, _)| (statement, name))
+        })
         .filter(|(statement, _)| fits(*statement))
         .collect();
-    let best = assigned.iter().find(|(_, name)| says_it_is_the_work(name)).or_else(|| assigned.first());
-    if let Some((statement, name)) = best {
+    let (top, nested): (Vec<&Named<'t>>, Vec<&Named<'t>>) =
+        assigned.iter().partition(|(statement, _)| own.iter().any(|s| s.id() == statement.id()));
+    fn pick<'a, 't>(group: &[&'a Named<'t>]) -> Option<&'a Named<'t>> {
+        group.iter().find(|(_, name)| says_it_is_the_work(name)).or_else(|| group.first()).copied()
+    }
+    if let Some((statement, name)) = pick(&top).or_else(|| pick(&nested)) {
         return Some(Watch { statement: *statement, name: name.clone(), capture_at: None });
     }
     // The pass's result set inside a retry loop of the pass (`var response
@@ -553,7 +613,8 @@ fn watched_value<'t>(
 fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
     let statements = body_statements(body);
     for (index, &statement) in statements.iter().enumerate() {
-        let is_loop = statement.child_by_field_name("body").is_some() && is_loop_or_function(statement.kind())
+        let is_loop = statement.child_by_field_name("body").is_some()
+            && is_loop_or_function(statement.kind())
             && !statement.kind().contains("function")
             && !statement.kind().contains("def");
         if !is_loop || !check_fits_after(source, statement) {
@@ -580,18 +641,26 @@ fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
         let declared_before = |name: &str| {
             statements[..index].iter().any(|earlier| {
                 let text = source.get(earlier.byte_range()).unwrap_or("");
-                let words: Vec<&str> =
-                    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+                let words: Vec<&str> = text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .collect();
                 let head = &words[..words.len().min(3)];
                 head.contains(&name)
                     && matches!(
                         earlier.kind(),
-                        "var_declaration" | "short_var_declaration" | "lexical_declaration" | "variable_declaration"
-                            | "let_declaration" | "expression_statement" | "variable_assignment"
+                        "var_declaration"
+                            | "short_var_declaration"
+                            | "lexical_declaration"
+                            | "variable_declaration"
+                            | "let_declaration"
+                            | "expression_statement"
+                            | "variable_assignment"
                     )
             })
         };
-        if let Some(name) = set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))
+        if let Some(name) =
+            set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))
         {
             return Some(Watch { statement, name, capture_at: None });
         }
@@ -633,7 +702,9 @@ fn pass_statements(body: Node<'_>) -> Vec<Node<'_>> {
             if compound && container.kind() != "if_statement" {
                 continue;
             }
-            if compound && child.end_byte() <= container.child_by_field_name("condition").map_or(0, |c| c.end_byte()) {
+            if compound
+                && child.end_byte() <= container.child_by_field_name("condition").map_or(0, |c| c.end_byte())
+            {
                 continue;
             }
             out.push(child);
@@ -744,12 +815,16 @@ fn assigned_name<'t>(
             "lexical_declaration" | "variable_declaration" => {
                 let declarator = statement.named_child(0).filter(|n| n.kind() == "variable_declarator")?;
                 let value = declarator.child_by_field_name("value")?;
-                first_name(declarator.child_by_field_name("name")).filter(|_| has_call(value)).map(|n| (n, value))
+                first_name(declarator.child_by_field_name("name"))
+                    .filter(|_| has_call(value))
+                    .map(|n| (n, value))
             }
             "expression_statement" => {
                 let assignment = statement.named_child(0).filter(|n| n.kind() == "assignment_expression")?;
                 let right = assignment.child_by_field_name("right")?;
-                first_name(assignment.child_by_field_name("left")).filter(|_| has_call(right)).map(|n| (n, right))
+                first_name(assignment.child_by_field_name("left"))
+                    .filter(|_| has_call(right))
+                    .map(|n| (n, right))
             }
             _ => None,
         },
@@ -772,7 +847,9 @@ fn assigned_name<'t>(
                 return None;
             }
             let value = statement.child_by_field_name("value")?;
-            first_name(statement.child_by_field_name("pattern")).filter(|_| has_call(value)).map(|n| (n, value))
+            first_name(statement.child_by_field_name("pattern"))
+                .filter(|_| has_call(value))
+                .map(|n| (n, value))
         }
         Language::Bash => {
             let assignment = if statement.kind() == "variable_assignment" {
@@ -788,7 +865,9 @@ fn assigned_name<'t>(
             first_name(assignment.child_by_field_name("name")).filter(|_| has_call(value)).map(|n| (n, value))
         }
     };
-    found.filter(|(name, value)| watchable(name) && moves_with_the_work(name, *value, source, assigned, language))
+    found.filter(|(name, value)| {
+        watchable(name) && moves_with_the_work(name, *value, source, assigned, language)
+    })
 }
 
 /// Whether a name can be watched for progress. Not what the reader typed,
@@ -807,17 +886,94 @@ fn watchable(name: &str) -> bool {
         && !words.iter().any(|w| {
             matches!(
                 w.as_str(),
-                "input" | "user" | "prompt" | "line" | "cmd" | "command" | "error" | "err" | "errors"
-                    | "prev" | "previous" | "last" | "old"
-                    | "time" | "timestamp" | "date" | "now" | "started" | "start" | "ts" | "stamp" | "elapsed"
-                    | "duration" | "clock" | "deadline" | "count" | "counter" | "idx" | "index" | "cost"
-                    | "tokens" | "usage" | "spent" | "stream" | "callback" | "handler" | "client" | "session"
-                    | "logger" | "tracer" | "span" | "unit" | "dir" | "path" | "file" | "kwargs"
-                    | "args" | "options" | "config" | "settings" | "lock" | "thread" | "timer" | "controller"
-                    | "signal" | "socket" | "conn" | "connection" | "cursor" | "iterator" | "generator"
-                    | "writer" | "reader" | "id" | "uuid" | "ctx" | "tx" | "rx" | "chan" | "channel" | "sender"
-                    | "receiver" | "copy" | "history" | "memory" | "transcript" | "conversation" | "messages"
-                    | "stop" | "done" | "finished" | "ok" | "success" | "is" | "has" | "should" | "can"
+                "input"
+                    | "user"
+                    | "prompt"
+                    | "line"
+                    | "cmd"
+                    | "command"
+                    | "error"
+                    | "err"
+                    | "errors"
+                    | "prev"
+                    | "previous"
+                    | "last"
+                    | "old"
+                    | "time"
+                    | "timestamp"
+                    | "date"
+                    | "now"
+                    | "started"
+                    | "start"
+                    | "ts"
+                    | "stamp"
+                    | "elapsed"
+                    | "duration"
+                    | "clock"
+                    | "deadline"
+                    | "count"
+                    | "counter"
+                    | "idx"
+                    | "index"
+                    | "cost"
+                    | "tokens"
+                    | "usage"
+                    | "spent"
+                    | "stream"
+                    | "callback"
+                    | "handler"
+                    | "client"
+                    | "session"
+                    | "logger"
+                    | "tracer"
+                    | "span"
+                    | "unit"
+                    | "dir"
+                    | "path"
+                    | "file"
+                    | "kwargs"
+                    | "args"
+                    | "options"
+                    | "config"
+                    | "settings"
+                    | "lock"
+                    | "thread"
+                    | "timer"
+                    | "controller"
+                    | "signal"
+                    | "socket"
+                    | "conn"
+                    | "connection"
+                    | "cursor"
+                    | "iterator"
+                    | "generator"
+                    | "writer"
+                    | "reader"
+                    | "id"
+                    | "uuid"
+                    | "ctx"
+                    | "tx"
+                    | "rx"
+                    | "chan"
+                    | "channel"
+                    | "sender"
+                    | "receiver"
+                    | "copy"
+                    | "history"
+                    | "memory"
+                    | "transcript"
+                    | "trace"
+                    | "conversation"
+                    | "messages"
+                    | "stop"
+                    | "done"
+                    | "finished"
+                    | "ok"
+                    | "success"
+                    | "is"
+                    | "has"
+                    | "should"
+                    | "can"
             )
         })
 }
@@ -827,10 +983,36 @@ fn says_it_is_the_work(name: &str) -> bool {
     crate::words::split_identifier(name).iter().any(|w| {
         matches!(
             w.as_str(),
-            "response" | "reply" | "result" | "output" | "answer" | "plan" | "state" | "action" | "actions"
-                | "code" | "diff" | "patch" | "draft" | "feedback" | "critique" | "observation" | "obs"
-                | "content" | "text" | "summary" | "decision" | "completion" | "calls" | "status"
-                | "verdict" | "score" | "scores" | "solution" | "proposal" | "changes"
+            "response"
+                | "reply"
+                | "result"
+                | "output"
+                | "answer"
+                | "plan"
+                | "state"
+                | "action"
+                | "actions"
+                | "code"
+                | "diff"
+                | "patch"
+                | "draft"
+                | "feedback"
+                | "critique"
+                | "observation"
+                | "obs"
+                | "content"
+                | "text"
+                | "summary"
+                | "decision"
+                | "completion"
+                | "calls"
+                | "status"
+                | "verdict"
+                | "score"
+                | "scores"
+                | "solution"
+                | "proposal"
+                | "changes"
         )
     })
 }
@@ -849,11 +1031,56 @@ fn moves_with_the_work(
     language: Language,
 ) -> bool {
     const CONVERSIONS: &[&str] = &[
-        "clone", "to_string", "to_owned", "into", "unwrap", "unwrap_or", "unwrap_or_default", "as_str", "as_ref",
-        "copy", "deepcopy", "str", "int", "float", "bool", "len", "list", "dict", "tuple", "set", "sorted",
-        "String", "Number", "Boolean", "get", "getattr", "keys", "values", "items", "strip", "trim", "lower",
-        "upper", "format", "join", "echo", "printf", "basename", "dirname", "cat", "toString", "toFixed",
-        "parseFloat", "parseInt", "Sprintf", "Sprint", "min", "max", "abs", "round",
+        "clone",
+        "to_string",
+        "to_owned",
+        "into",
+        "unwrap",
+        "unwrap_or",
+        "unwrap_or_default",
+        "as_str",
+        "as_ref",
+        "copy",
+        "deepcopy",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "len",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "sorted",
+        "String",
+        "Number",
+        "Boolean",
+        "get",
+        "getattr",
+        "keys",
+        "values",
+        "items",
+        "strip",
+        "trim",
+        "lower",
+        "upper",
+        "format",
+        "join",
+        "echo",
+        "printf",
+        "basename",
+        "dirname",
+        "cat",
+        "toString",
+        "toFixed",
+        "parseFloat",
+        "parseInt",
+        "Sprintf",
+        "Sprint",
+        "min",
+        "max",
+        "abs",
+        "round",
     ];
     let mut callees: Vec<(&str, Node<'_>)> = Vec::new();
     // Whether the value reads something the pass changes.
@@ -884,7 +1111,8 @@ fn moves_with_the_work(
         return false;
     }
     // (Nor is a yes or no worked out from it: `res.indexOf(x) !== -1`.)
-    let operator = value.child_by_field_name("operator").and_then(|o| source.get(o.byte_range())).unwrap_or("");
+    let operator =
+        value.child_by_field_name("operator").and_then(|o| source.get(o.byte_range())).unwrap_or("");
     if matches!(value.kind(), "comparison_operator" | "boolean_operator" | "not_operator")
         || (value.kind() == "binary_expression"
             && matches!(operator, "==" | "!=" | "===" | "!==" | "<" | ">" | "<=" | ">=" | "&&" | "||"))
@@ -899,13 +1127,25 @@ fn moves_with_the_work(
             .any(|w| matches!(w.as_str(), "input" | "readline" | "editor" | "getpass" | "stdin"))
     });
     let made_fresh = callees.iter().any(|(callee, _)| {
-        matches!(*callee, "new" | "default" | "channel" | "with_capacity" | "make" | "unbounded_channel" | "spawn")
+        matches!(
+            *callee,
+            "new" | "default" | "channel" | "with_capacity" | "make" | "unbounded_channel" | "spawn"
+        )
     });
     let clock = callees.iter().any(|(callee, _)| {
         crate::words::split_identifier(callee).iter().any(|w| {
             matches!(
                 w.as_str(),
-                "date" | "time" | "now" | "monotonic" | "perf" | "uuid" | "uuid4" | "random" | "randint" | "sleep"
+                "date"
+                    | "time"
+                    | "now"
+                    | "monotonic"
+                    | "perf"
+                    | "uuid"
+                    | "uuid4"
+                    | "random"
+                    | "randint"
+                    | "sleep"
             )
         })
     });
@@ -913,7 +1153,8 @@ fn moves_with_the_work(
         matches!(*callee, "append" | "concat")
             && call.child_by_field_name("arguments").is_some_and(|args| {
                 let mut cursor = args.walk();
-                let found = args.named_children(&mut cursor).any(|a| source.get(a.byte_range()) == Some(name));
+                let found =
+                    args.named_children(&mut cursor).any(|a| source.get(a.byte_range()) == Some(name));
                 found
             })
     });
@@ -954,8 +1195,27 @@ fn dropped_step_call(statement: Node<'_>, source: &str, language: Language) -> O
     let last = callee.rsplit(['.', ' ']).next().unwrap_or(callee);
     let words = crate::words::split_identifier(last);
     const STEP_WORDS: &[&str] = &[
-        "step", "run", "act", "chat", "complete", "completion", "generate", "invoke", "ask", "query", "respond",
-        "think", "plan", "execute", "perform", "attempt", "iterate", "turn", "solve", "improve", "refine",
+        "step",
+        "run",
+        "act",
+        "chat",
+        "complete",
+        "completion",
+        "generate",
+        "invoke",
+        "ask",
+        "query",
+        "respond",
+        "think",
+        "plan",
+        "execute",
+        "perform",
+        "attempt",
+        "iterate",
+        "turn",
+        "solve",
+        "improve",
+        "refine",
     ];
     let first = words.first()?;
     STEP_WORDS.contains(&first.as_str()).then_some(expression.start_byte())
@@ -974,7 +1234,8 @@ fn contains_kind(node: Node<'_>, kinds: &[&str]) -> bool {
 // Recursion: a turn count handed on by each call.
 
 /// Words of a parameter that already counts the recursion's turns.
-const COUNT_PARAMETER_WORDS: &[&str] = &["depth", "turn", "step", "iter", "round", "attempt", "recursion", "level"];
+const COUNT_PARAMETER_WORDS: &[&str] =
+    &["depth", "turn", "step", "iter", "round", "attempt", "recursion", "level"];
 
 fn recursion_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact) -> Option<Plan> {
     if !matches!(language, Language::Python | Language::JavaScript | Language::TypeScript | Language::Tsx) {
@@ -989,29 +1250,34 @@ fn recursion_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
     }
     let mut statements = body_statements(body);
     // (A docstring stays the first thing of a Python function.)
-    if language == Language::Python
-        && statements.first().is_some_and(|s| s.named_child(0).is_some_and(|n| n.kind() == "string"))
-    {
+    let docstring = language == Language::Python
+        && statements.first().is_some_and(|s| s.named_child(0).is_some_and(|n| n.kind() == "string"));
+    if docstring {
         statements.remove(0);
     }
     let first = *statements.first()?;
-    if first.start_position().row <= function.start_position().row || !starts_its_line(source, first.start_byte())
+    if first.start_position().row <= function.start_position().row
+        || !starts_its_line(source, first.start_byte())
     {
         return None;
     }
     let inner = indentation_of_line(source, line_start(source, first.start_byte()));
-    let at = body_top(function, body, first, source);
+    let at = if docstring {
+        line_start(source, first.start_byte())
+    } else {
+        body_top(function, body, first, source)
+    };
     let style = Style::of(language);
     let header_indent = indentation_of_line(source, line_start(source, function.start_byte()));
     let unit = style.unit(inner, header_indent);
-    let leave = if returns_a_value(function, source, language) { Leave::Raise } else { Leave::Return };
+    let leave = if returns_a_value(function, source) { Leave::Raise } else { Leave::Return };
     let calls = recursive_calls(function, name, source);
     let title = |counter: &str| {
         format!("Cap the turns: stop after {TURN_CAP} recursive calls (`{counter}`) even if it never decides it is done")
     };
 
     // A parameter that already counts the calls (`depth + 1` at each).
-    if let Some(counter) = counting_parameter(function, &calls, source, language) {
+    if let Some(counter) = counting_parameter(function, &calls, source) {
         let cap = fresh_name(source, &style.names(&[&format!("max_{}", snake(&counter))]));
         return Some(Plan {
             exit: ExitId::E2,
@@ -1024,7 +1290,7 @@ fn recursion_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
     let cap = fresh_name(source, &style.names(&["max_turns", "max_recursion_turns", "max_call_turns"]));
 
     // A function defined inside another: a counter of the enclosing call.
-    if let Some(statement) = nested_definition(function, source, language) {
+    if let Some(statement) = nested_definition(function, source) {
         let outer_at = line_start(source, statement.start_byte());
         let outer = indentation_of_line(source, outer_at);
         return Some(Plan {
@@ -1104,7 +1370,7 @@ fn recursive_calls<'t>(function: Node<'t>, name: &str, source: &str) -> Vec<Node
 /// Whether `function` gives its caller a value (a `return value` of its
 /// own, or a declared type other than nothing): a cap that stops it then
 /// raises, since returning nothing would hand the caller a wrong value.
-fn returns_a_value(function: Node<'_>, source: &str, language: Language) -> bool {
+fn returns_a_value(function: Node<'_>, source: &str) -> bool {
     if let Some(declared) = function.child_by_field_name("return_type") {
         let text = source.get(declared.byte_range()).unwrap_or("");
         let text = text.trim_start_matches(':').trim();
@@ -1117,7 +1383,7 @@ fn returns_a_value(function: Node<'_>, source: &str, language: Language) -> bool
         }
         if matches!(node.kind(), "return_statement") && node.named_child_count() > 0 {
             let value = node.named_child(0).map(|v| source.get(v.byte_range()).unwrap_or(""));
-            if !matches!(value, Some("None" | "undefined")) || language == Language::TypeScript {
+            if !matches!(value, Some("None" | "undefined")) {
                 return true;
             }
         }
@@ -1129,14 +1395,14 @@ fn returns_a_value(function: Node<'_>, source: &str, language: Language) -> bool
 
 /// A parameter that already counts the turns: its name says so and every
 /// recursive call hands on one more (`depth + 1`).
-fn counting_parameter(function: Node<'_>, calls: &[Node<'_>], source: &str, language: Language) -> Option<String> {
+fn counting_parameter(function: Node<'_>, calls: &[Node<'_>], source: &str) -> Option<String> {
     if calls.is_empty() {
         return None;
     }
     let parameters = function.child_by_field_name("parameters")?;
     let mut cursor = parameters.walk();
     let names: Vec<String> =
-        parameters.named_children(&mut cursor).filter_map(|p| parameter_name(p, source, language)).collect();
+        parameters.named_children(&mut cursor).filter_map(|p| parameter_name(p, source)).collect();
     names.into_iter().find(|name| {
         let words = crate::words::canonical_words(name);
         words.iter().any(|w| COUNT_PARAMETER_WORDS.contains(&w.as_str()))
@@ -1147,7 +1413,7 @@ fn counting_parameter(function: Node<'_>, calls: &[Node<'_>], source: &str, lang
     })
 }
 
-fn parameter_name(parameter: Node<'_>, source: &str, language: Language) -> Option<String> {
+fn parameter_name(parameter: Node<'_>, source: &str) -> Option<String> {
     let text = |n: Node<'_>| source.get(n.byte_range()).unwrap_or("").to_string();
     let node = match parameter.kind() {
         "identifier" => parameter,
@@ -1157,7 +1423,6 @@ fn parameter_name(parameter: Node<'_>, source: &str, language: Language) -> Opti
         "required_parameter" | "optional_parameter" => parameter.child_by_field_name("pattern")?,
         _ => return None,
     };
-    let _ = language;
     (node.kind() == "identifier").then(|| text(node))
 }
 
@@ -1167,7 +1432,7 @@ fn parameter_name(parameter: Node<'_>, source: &str, language: Language) -> Opti
 /// then declares the counter `nonlocal`. A function declaration that the
 /// enclosing body calls before it is defined is left alone (the counter
 /// would not exist yet).
-fn nested_definition<'t>(function: Node<'t>, source: &str, language: Language) -> Option<Node<'t>> {
+fn nested_definition<'t>(function: Node<'t>, source: &str) -> Option<Node<'t>> {
     let statement = match function.kind() {
         "function_definition" | "function_declaration" | "generator_function_declaration" => {
             let parent = function.parent()?;
@@ -1179,7 +1444,9 @@ fn nested_definition<'t>(function: Node<'t>, source: &str, language: Language) -
         }
         "arrow_function" | "function_expression" | "function" => {
             let declarator = function.parent().filter(|p| p.kind() == "variable_declarator")?;
-            declarator.parent().filter(|p| matches!(p.kind(), "lexical_declaration" | "variable_declaration"))?
+            declarator
+                .parent()
+                .filter(|p| matches!(p.kind(), "lexical_declaration" | "variable_declaration"))?
         }
         _ => return None,
     };
@@ -1188,12 +1455,11 @@ fn nested_definition<'t>(function: Node<'t>, source: &str, language: Language) -
     if !starts_its_line(source, statement.start_byte()) {
         return None;
     }
-    let _ = language;
     if function.kind() == "function_declaration" {
         let name = function.child_by_field_name("name").and_then(|n| source.get(n.byte_range()))?;
-        let early = recursive_calls(enclosing, name, source)
-            .into_iter()
-            .any(|call| call.start_byte() < statement.start_byte() && enclosing_function(call) == Some(enclosing));
+        let early = recursive_calls(enclosing, name, source).into_iter().any(|call| {
+            call.start_byte() < statement.start_byte() && enclosing_function(call) == Some(enclosing)
+        });
         if early {
             return None;
         }
@@ -1208,10 +1474,17 @@ fn enclosing_function(node: Node<'_>) -> Option<Node<'_>> {
 /// The new parameter, with its default of zero, after the last one (before
 /// Python's `**kwargs`). None where a parameter list cannot take one more
 /// that every caller leaves out (a rest parameter).
-fn parameter_insert(parameters: Node<'_>, counter: &str, source: &str, language: Language) -> Option<(usize, String)> {
+fn parameter_insert(
+    parameters: Node<'_>,
+    counter: &str,
+    source: &str,
+    language: Language,
+) -> Option<(usize, String)> {
     let mut cursor = parameters.walk();
-    let list: Vec<Node<'_>> = parameters.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
-    let declared = if language == Language::Python { format!("{counter}=0") } else { format!("{counter} = 0") };
+    let list: Vec<Node<'_>> =
+        parameters.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+    let declared =
+        if language == Language::Python { format!("{counter}=0") } else { format!("{counter} = 0") };
     if !matches!(parameters.kind(), "parameters" | "formal_parameters") {
         return None;
     }
@@ -1239,7 +1512,8 @@ fn argument_insert(
 ) -> Option<(usize, String)> {
     let arguments = call.child_by_field_name("arguments")?;
     let mut cursor = arguments.walk();
-    let list: Vec<Node<'_>> = arguments.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+    let list: Vec<Node<'_>> =
+        arguments.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
     let value = if language == Language::Python {
         format!("{counter}={counter} + 1")
     } else {
@@ -1260,7 +1534,13 @@ fn snake(name: &str) -> String {
 // ---------------------------------------------------------------------------
 // Frameworks: their own settings.
 
-fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact, missing: Missing) -> Option<Plan> {
+fn framework_plan(
+    tree: &Tree,
+    source: &str,
+    language: Language,
+    fact: &LoopFact,
+    missing: Missing,
+) -> Option<Plan> {
     let framework = fact.framework?;
     if framework == "ai-sdk" && missing == Missing::Detect {
         return ai_sdk_progress(tree, source, language, fact);
@@ -1272,11 +1552,23 @@ fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
     match missing {
         Missing::Bound => {
             let (callees, keyword, value): (&[&str], &str, String) = match framework {
-                "openai-agents" => (&["Runner.run", "Runner.run_sync", "Runner.run_streamed"], "max_turns", TURN_CAP.to_string()),
+                "openai-agents" => (
+                    &["Runner.run", "Runner.run_sync", "Runner.run_streamed"],
+                    "max_turns",
+                    TURN_CAP.to_string(),
+                ),
                 "crewai" => (&["Agent"], "max_iter", TURN_CAP.to_string()),
-                "smolagents" => (&["CodeAgent", "ToolCallingAgent", "MultiStepAgent"], "max_steps", TURN_CAP.to_string()),
-                "langchain" => (&["AgentExecutor", "initialize_agent"], "max_iterations", TURN_CAP.to_string()),
-                "langgraph" => (&["invoke", "ainvoke", "stream", "astream"], "config", format!("{{\"recursion_limit\": {TURN_CAP}}}")),
+                "smolagents" => {
+                    (&["CodeAgent", "ToolCallingAgent", "MultiStepAgent"], "max_steps", TURN_CAP.to_string())
+                }
+                "langchain" => {
+                    (&["AgentExecutor", "initialize_agent"], "max_iterations", TURN_CAP.to_string())
+                }
+                "langgraph" => (
+                    &["invoke", "ainvoke", "stream", "astream"],
+                    "config",
+                    format!("{{\"recursion_limit\": {TURN_CAP}}}"),
+                ),
                 _ => return None,
             };
             // (LangGraph's limit goes to the run of the compiled graph, not
@@ -1287,8 +1579,9 @@ fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
                 .copied()
                 .filter(|call| {
                     let callee = callee_text(*call, source);
-                    let named =
-                        callees.iter().any(|c| callee == *c || (!c.contains('.') && callee.rsplit('.').next() == Some(c)));
+                    let named = callees
+                        .iter()
+                        .any(|c| callee == *c || (!c.contains('.') && callee.rsplit('.').next() == Some(c)));
                     let receiver = callee.rsplit_once('.').map_or("", |(r, _)| r);
                     named && (framework != "langgraph" || graphs.iter().any(|g| g == receiver))
                 })
@@ -1315,7 +1608,9 @@ fn framework_plan(tree: &Tree, source: &str, language: Language, fact: &LoopFact
             };
             Some(Plan {
                 exit: ExitId::E2,
-                title: format!("Cap the turns: give the run an explicit {what} instead of relying on the default"),
+                title: format!(
+                    "Cap the turns: give the run an explicit {what} instead of relying on the default"
+                ),
                 inserts,
                 replaces: Vec::new(),
             })
@@ -1366,7 +1661,8 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
     let style = Style::of(language);
     let unit = style.unit("", indent);
     let name = fresh_name(source, &style.names(&["repeats_previous_step", "same_step_twice"]));
-    let steps_type = if language == Language::JavaScript { "" } else { ": { steps: Array<{ toolCalls: unknown[] }> }" };
+    let steps_type =
+        if language == Language::JavaScript { "" } else { ": { steps: Array<{ toolCalls: unknown[] }> }" };
     let definition = format!(
         "{indent}// Stop when a step makes the same tool calls as the step before it: the run is going round.\n\
          {indent}const {name} = ({{ steps }}{steps_type}) => {{\n\
@@ -1395,7 +1691,10 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
 /// termination condition (or given as one), with its import.
 fn autogen_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
     const TEAMS: &[&str] = &["RoundRobinGroupChat", "SelectorGroupChat", "Swarm", "MagenticOneGroupChat"];
-    let team = calls.iter().copied().find(|c| TEAMS.iter().any(|t| callee_text(*c, source).rsplit('.').next() == Some(t)))?;
+    let team = calls
+        .iter()
+        .copied()
+        .find(|c| TEAMS.iter().any(|t| callee_text(*c, source).rsplit('.').next() == Some(t)))?;
     let mention = "TextMentionTermination(\"TERMINATE\")";
     let mut inserts = Vec::new();
     match keyword_value(team, "termination_condition", source) {
@@ -1515,7 +1814,8 @@ fn positional_count(call: Node<'_>) -> usize {
 fn keyword_insert(call: Node<'_>, argument: &str, source: &str) -> Option<(usize, String)> {
     let arguments = call.child_by_field_name("arguments")?;
     let mut cursor = arguments.walk();
-    let list: Vec<Node<'_>> = arguments.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
+    let list: Vec<Node<'_>> =
+        arguments.named_children(&mut cursor).filter(|n| n.kind() != "comment").collect();
     append_item(arguments, &list, argument, source)
 }
 
@@ -1527,7 +1827,8 @@ fn append_item(list: Node<'_>, items: &[Node<'_>], item: &str, source: &str) -> 
         let open = source.get(list.byte_range())?.find(['(', '{'])?;
         return Some((list.start_byte() + open + 1, item.to_string()));
     };
-    let own_line = starts_its_line(source, last.start_byte()) && last.start_position().row > list.start_position().row;
+    let own_line =
+        starts_its_line(source, last.start_byte()) && last.start_position().row > list.start_position().row;
     if own_line {
         let line_end = next_line_start(source, last.end_byte());
         if source[last.end_byte()..line_end].trim() == "," {
@@ -1663,7 +1964,9 @@ impl Style {
                 format!("raise RuntimeError(f\"stopped after {{{cap}}} turns without finishing\")")
             }
             (_, Leave::Return) => "return;".to_string(),
-            (_, Leave::Raise) => format!("throw new Error(`stopped after ${{{cap}}} turns without finishing`);"),
+            (_, Leave::Raise) => {
+                format!("throw new Error(`stopped after ${{{cap}}} turns without finishing`);")
+            }
         }
     }
 
@@ -1684,7 +1987,9 @@ impl Style {
     fn closure_cap_check(&self, cap: &str, counter: &str, at: &str, unit: &str, leave: Leave) -> String {
         let leave = self.leave(cap, leave);
         if self.language == Language::Python {
-            format!("{at}nonlocal {counter}\n{at}{counter} += 1\n{at}if {counter} > {cap}:\n{at}{unit}{leave}\n")
+            format!(
+                "{at}nonlocal {counter}\n{at}{counter} += 1\n{at}if {counter} > {cap}:\n{at}{unit}{leave}\n"
+            )
         } else {
             format!("{at}if (++{counter} > {cap}) {leave}\n")
         }
@@ -1887,7 +2192,11 @@ fn unified_diff(source: &str, edits: &[Edit]) -> String {
             "@@ -{},{} +{},{} @@\n",
             if old_count == 0 { start } else { start + 1 },
             old_count,
-            if new_count == 0 { (start as isize + shift) as usize } else { (start as isize + 1 + shift) as usize },
+            if new_count == 0 {
+                (start as isize + shift) as usize
+            } else {
+                (start as isize + 1 + shift) as usize
+            },
             new_count
         ));
         let mut next = index;
