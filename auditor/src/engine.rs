@@ -185,8 +185,8 @@ pub(crate) fn audit_tree(
         .collect();
     let loops: Vec<LoopReport> = facts.loops.iter().map(|l| loop_report(l, &lines)).collect();
     let mut fixes: Vec<Fix> = Vec::new();
-    if let Some((index, missing)) = warn_about_backstop(&loops, &exits, &mut warnings) {
-        fixes.extend(fixes::suggest(tree, source, language, &facts.loops[index], missing, &lines));
+    if let Some((candidates, missing)) = warn_about_backstop(&loops, &exits, &mut warnings) {
+        fixes.extend(fixes::suggest(tree, source, language, &facts.loops, &candidates, missing, &lines));
     }
     let mut report = finish(path, Some(language), loops, exits, warnings);
     report.fixes = fixes;
@@ -199,12 +199,14 @@ pub(crate) fn audit_tree(
 /// finished. Each is said at the header of the loop that holds the deciding
 /// evidence (the outermost), so that a reader, a CI annotation or a fix
 /// knows where.
-/// Returns the loop it named and what it lacks, for a suggested fix.
+/// Returns the loops a fix may go to (the one it named first, then the
+/// other loops that hold the deciding evidence, outermost first) and what
+/// they lack, for a suggested fix.
 fn warn_about_backstop(
     loops: &[LoopReport],
     exits: &[ExitReport],
     warnings: &mut Vec<Warning>,
-) -> Option<(usize, Missing)> {
+) -> Option<(Vec<usize>, Missing)> {
     let found = |kind: ExitKind| exits.iter().filter(move |e| e.found && e.id.kind() == kind);
     let (code, message, deciding, missing) = if found(ExitKind::Detect).next().is_some() {
         if found(ExitKind::Bound).next().is_some() {
@@ -241,7 +243,11 @@ fn warn_about_backstop(
         start_line: Some(chosen.start_line),
         end_line: Some(chosen.start_line),
     });
-    Some((index, missing))
+    let mut others: Vec<(usize, &LoopReport)> =
+        loops.iter().enumerate().filter(holds).filter(|(other, _)| *other != index).collect();
+    others.sort_by_key(|(_, l)| (std::cmp::Reverse(l.end_line - l.start_line), l.start_line));
+    let candidates = std::iter::once(index).chain(others.into_iter().map(|(other, _)| other)).collect();
+    Some((candidates, missing))
 }
 
 pub(crate) fn empty_exits() -> Vec<ExitReport> {
@@ -450,6 +456,35 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
                     });
                 }
             }
+        }
+        // A stop condition of the file's own handed to the AI SDK's
+        // `stopWhen` (`stopWhen: [stepCountIs(10), repeatsPreviousStep]`):
+        // what it says yes to ends the run, like a guard of the loop.
+        if framework.name == "ai-sdk" {
+            let conditions: Vec<usize> = facts
+                .kwargs
+                .iter()
+                .filter(|k| matches!(k.name.as_str(), "stopWhen" | "stop_when"))
+                .flat_map(|k| k.value_idents.iter())
+                .filter_map(|ident| facts.functions.iter().position(|f| f.name.as_deref() == Some(ident)))
+                .collect();
+            let links: Vec<facts::ExitLink> = facts
+                .function_exits
+                .iter()
+                .filter(|exit| conditions.contains(&exit.function))
+                .flat_map(|exit| {
+                    let guards = if exit.answer == Some(true) { exit.clauses.as_slice() } else { &[] };
+                    exit.values.iter().chain(guards).map(|&clause| facts::ExitLink {
+                        clause,
+                        role: Role::Guard,
+                        loop_id,
+                        site: exit.site.clone(),
+                        via: None,
+                        depth: 0,
+                    })
+                })
+                .collect();
+            facts.links.extend(links);
         }
         if let Some((keys, default)) = framework.bound {
             let bounded =
@@ -925,6 +960,14 @@ fn link_calls(facts: &mut Facts) {
 fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&str>) -> bool {
     if followed.is_empty() {
         return false;
+    }
+    // (`feedback == previous_feedback` asks whether the value moved since
+    // the last pass, not what the function that made it decided.)
+    if let Some([(left, _), (right, _)]) = &clause.sides {
+        let earlier = |side: &Vec<String>| side.iter().any(|w| w == "prev");
+        if clause.equality && (earlier(left) ^ earlier(right)) {
+            return false;
+        }
     }
     if clause.call_root.as_deref().is_some_and(|name| followed.contains(name)) {
         return true;

@@ -266,16 +266,22 @@ fn first_line(code: &str) -> &str {
 }
 
 /// A SARIF `fix`: each insertion as a replacement of an empty region at
-/// the start of the line it goes before.
+/// the start of the line it goes before; a line rewritten as the
+/// replacement of that whole line (its byte range rides along).
 fn sarif_fix(fix: &crate::report::Fix, uri: &str) -> Value {
     let replacements: Vec<Value> = fix
         .edits
         .iter()
         .map(|edit| {
-            json!({
-                "deletedRegion": { "startLine": edit.line, "startColumn": 1, "endLine": edit.line, "endColumn": 1 },
-                "insertedContent": { "text": edit.text },
-            })
+            let deleted = if edit.start_byte == edit.end_byte {
+                json!({ "startLine": edit.line, "startColumn": 1, "endLine": edit.line, "endColumn": 1 })
+            } else {
+                json!({
+                    "startLine": edit.line, "startColumn": 1, "endLine": edit.line + 1, "endColumn": 1,
+                    "byteOffset": edit.start_byte, "byteLength": edit.end_byte - edit.start_byte,
+                })
+            };
+            json!({ "deletedRegion": deleted, "insertedContent": { "text": edit.text } })
         })
         .collect();
     json!({

@@ -66,7 +66,7 @@ pub struct Warning {
 }
 
 /// A suggested change that adds a missing exit: whole lines inserted into
-/// the source, to copy as a diff or apply as edits.
+/// the source (or a line rewritten), to copy as a diff or apply as edits.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Fix {
@@ -102,14 +102,16 @@ impl Fix {
     }
 }
 
-/// One insertion (or replacement) of a [`Fix`].
+/// One edit of a [`Fix`]: whole lines inserted before a line, or one whole
+/// line replaced by its changed text (a keyword argument added to a call).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Edit {
     /// Byte offsets of the replaced text (equal for an insertion).
     pub start_byte: usize,
     pub end_byte: usize,
-    /// The 1-based line the text goes before.
+    /// The 1-based line the text goes before (for a replacement, the line
+    /// it replaces).
     pub line: usize,
     pub text: String,
 }

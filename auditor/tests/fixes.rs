@@ -127,3 +127,219 @@ fn every_fix_over_the_hand_written_sets_re_audits_as_promised() {
     assert!(fixes >= 10, "only {fixes} fixes suggested over the hand-written sets");
     assert!(problems.is_empty(), "{} of {fixes} fixes fail:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// The fix of `exit` for `source`, applied, checked the way the eval checks
+/// it (promised exit found, none lost, no new parse error); the fixed source
+/// and the fix's diff.
+fn applied(language: Language, source: &str, exit: ExitId) -> (String, String) {
+    let (report, fixed) = fix_of(language, source, exit);
+    let problems = check_fixes("case", source, language, &report);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let diff = report.fixes.iter().find(|f| f.exit == exit).map(|f| f.diff.clone()).unwrap_or_default();
+    (fixed, diff)
+}
+
+#[test]
+fn a_loop_inside_a_recursion_gets_the_cap_where_its_check_is() {
+    // The while loop decides; the method also calls itself for a new goal.
+    let source = "class Agent:\n    def run(self, goal):\n        while True:\n            reply = self.llm(goal)\n            if reply.finished:\n                break\n        if reply.next_goal:\n            self.run(reply.next_goal)\n";
+    let (fixed, _) = applied(Language::Python, source, ExitId::E2);
+    assert!(
+        fixed.contains(
+            "        max_turns = 25\n        turns = 0\n        while True:\n            turns += 1\n"
+        ),
+        "{fixed}"
+    );
+    assert!(fixed.contains("def run(self, goal):"), "the signature stays\n{fixed}");
+}
+
+#[test]
+fn a_recursion_that_counts_its_depth_is_capped_on_that_parameter() {
+    let source = "async function solve(task, depth = 0) {\n  const answer = await model.ask(task);\n  if (answer.done) return answer;\n  return solve(answer.nextTask, depth + 1);\n}\n";
+    let (fixed, _) = applied(Language::JavaScript, source, ExitId::E2);
+    assert!(fixed.contains("  const maxDepth = 25;\n  if (depth >= maxDepth) throw new Error("), "{fixed}");
+    assert!(fixed.contains("async function solve(task, depth = 0) {"), "no new parameter\n{fixed}");
+}
+
+#[test]
+fn a_recursion_gets_a_turn_parameter_that_each_call_hands_on() {
+    let python = "class Researcher:\n    def research(self, question, notes=None):\n        \"\"\"Ask, read, ask again.\"\"\"\n        answer = self.llm(question, notes)\n        if answer.is_final:\n            return answer\n        return self.research(answer.follow_up, notes=answer.notes)\n";
+    let (fixed, _) = applied(Language::Python, python, ExitId::E2);
+    assert!(fixed.contains("def research(self, question, notes=None, turns=0):"), "{fixed}");
+    assert!(
+        fixed.contains("self.research(answer.follow_up, notes=answer.notes, turns=turns + 1)"),
+        "{fixed}"
+    );
+    // After the docstring; it returns a value, so the cap raises.
+    assert!(fixed.contains("\"\"\"Ask, read, ask again.\"\"\"\n        max_turns = 25\n        if turns >= max_turns:\n            raise RuntimeError("), "{fixed}");
+
+    let typescript = "export async function chat(history: Message[]): Promise<void> {\n  const reply = await client.send(history);\n  if (!reply.toolCalls.length) {\n    return;\n  }\n  await chat([...history, ...(await runTools(reply))]);\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, typescript, ExitId::E2);
+    assert!(fixed.contains("chat(history: Message[], turns = 0): Promise<void>"), "{fixed}");
+    assert!(fixed.contains("await chat([...history, ...(await runTools(reply))], turns + 1);"), "{fixed}");
+    // Nothing to give back: the cap returns.
+    assert!(fixed.contains("  if (turns >= maxTurns) return;\n"), "{fixed}");
+
+    // One parameter per line, with a trailing comma: the new one gets its own line.
+    let multiline = "def step(\n    agent,\n    state,\n):\n    new_state = agent.act(state)\n    if new_state.done:\n        return new_state\n    return step(\n        agent,\n        new_state,\n    )\n";
+    let (fixed, _) = applied(Language::Python, multiline, ExitId::E2);
+    assert!(fixed.contains("    state,\n    turns=0,\n):"), "{fixed}");
+    assert!(fixed.contains("        new_state,\n        turns=turns + 1,\n    )"), "{fixed}");
+}
+
+#[test]
+fn a_function_defined_inside_another_counts_its_turns_in_the_enclosing_call() {
+    let typescript = "export async function handle(request: Request): Promise<void> {\n  const messages = [request.prompt];\n  const runWithTools = async (): Promise<void> => {\n    const response = await model.send(messages);\n    if (response.toolCalls.length) {\n      messages.push(...(await invoke(response.toolCalls)));\n      return runWithTools();\n    }\n  };\n  await runWithTools();\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, typescript, ExitId::E2);
+    assert!(fixed.contains("  const maxTurns = 25;\n  let turns = 0;\n  const runWithTools = async (): Promise<void> => {\n    if (++turns > maxTurns) return;\n"), "{fixed}");
+
+    let python = "def answer(question):\n    notes = []\n\n    def dig(query):\n        found = search(query)\n        notes.append(found)\n        if found.follow_up:\n            dig(found.follow_up)\n\n    dig(question)\n    return notes\n";
+    let (fixed, _) = applied(Language::Python, python, ExitId::E2);
+    assert!(fixed.contains("    max_turns = 25\n    turns = 0\n    def dig(query):\n        nonlocal turns\n        turns += 1\n        if turns > max_turns:\n            return\n"), "{fixed}");
+}
+
+#[test]
+fn a_do_while_loop_and_loops_written_on_one_line_get_a_cap() {
+    let do_while = "async function run(llm) {\n  let exit = false;\n  do {\n    const { toolCalls } = await llm.exec();\n    exit = toolCalls.length === 0;\n  } while (!exit);\n}\n";
+    let (fixed, _) = applied(Language::JavaScript, do_while, ExitId::E2);
+    assert!(fixed.contains("  do {\n    if (++turns > maxTurns) break;\n"), "{fixed}");
+
+    let cases: [(Language, &str, &str); 6] = [
+        (Language::Python, "def run(agent):\n    while not agent.done(): agent.step()\n", "    while not agent.done():\n        turns += 1\n"),
+        (Language::JavaScript, "async function run(agent) {\n  let done = false;\n  while (!done) done = await agent.step();\n}\n", "  while (!done) {\n    if (++turns > maxTurns) break;\n    done = await agent.step();\n  }\n"),
+        (Language::TypeScript, "function run(agent: Agent): void {\n  do { var r = agent.step(); } while (!r.done);\n}\n", "  do {\n    if (++turns > maxTurns) break;\n    var r = agent.step();\n  } while (!r.done);\n"),
+        (Language::Bash, "until grep -q DONE out.txt; do claude -p \"$(cat PROMPT.md)\" > out.txt; done\n", "until grep -q DONE out.txt; do\n    turns=$((turns + 1))\n"),
+        (Language::Go, "package a\n\nfunc run(a Agent) {\n\tfor !a.Done() { a.Step() }\n}\n", "\tfor !a.Done() {\n\t\tturns++\n"),
+        (Language::Rust, "fn run(agent: &mut Agent) {\n    while !agent.done() { agent.step(); }\n}\n", "    while !agent.done() {\n        turns += 1;\n"),
+    ];
+    for (language, source, expected) in cases {
+        let (fixed, diff) = applied(language, source, ExitId::E2);
+        assert!(fixed.contains(expected), "{language}:\n{fixed}");
+        // The one line is replaced: the diff removes it and adds the new lines.
+        assert!(diff.lines().any(|l| l.starts_with('-') && !l.starts_with("---")), "{language}:\n{diff}");
+    }
+}
+
+#[test]
+fn a_framework_run_gets_its_own_setting() {
+    let cases: [(&str, &str); 4] = [
+        ("from agents import Agent, Runner\n\nagent = Agent(name=\"writer\", instructions=\"Write.\", tool_use_behavior=\"stop_on_first_tool\")\nresult = Runner.run_sync(agent, \"notes\")\n", "Runner.run_sync(agent, \"notes\", max_turns=25)"),
+        ("from langgraph.graph import StateGraph, END\n\n\ndef route(state):\n    if state[\"score\"] >= 0.9:\n        return END\n    return \"draft\"\n\n\ndef build():\n    graph = StateGraph(State)\n    graph.add_node(\"draft\", draft)\n    graph.add_conditional_edges(\"draft\", route)\n    return graph.compile()\n\n\napp = build()\napp.invoke({\"topic\": \"loops\"})\n", "app.invoke({\"topic\": \"loops\"}, config={\"recursion_limit\": 25})"),
+        ("from smolagents import CodeAgent\n\nagent = CodeAgent(\n    tools=[search],\n    model=model,\n    final_answer_checks=[is_cited],\n)\nagent.run(\"Who won?\")\n", "    final_answer_checks=[is_cited],\n    max_steps=25,\n)"),
+        ("from crewai import Agent, Crew, Task\n\ndef review(output):\n    return output.raw.endswith(\"APPROVED\")\n\nwriter = Agent(role=\"writer\", goal=\"draft\", backstory=\"journalist\")\ncrew = Crew(agents=[writer], tasks=[Task(description=\"draft\", expected_output=\"text\", agent=writer)])\nwhile True:\n    result = crew.kickoff()\n    if review(result):\n        break\n", ""),
+    ];
+    for (source, expected) in cases {
+        let report = audit(source, None, Some(Language::Python));
+        let Some(fix) = report.fixes.iter().find(|f| f.exit == ExitId::E2) else {
+            panic!("no cap for\n{source}\n{:?}", report.warnings)
+        };
+        let problems = check_fixes("framework", source, Language::Python, &report);
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+        let fixed = fix.apply(source);
+        assert!(fixed.contains(expected), "{fixed}");
+    }
+}
+
+#[test]
+fn a_framework_run_that_only_runs_out_gets_the_framework_s_completion_check() {
+    let autogen = "from autogen_agentchat.conditions import MaxMessageTermination\nfrom autogen_agentchat.teams import RoundRobinGroupChat\n\nteam = RoundRobinGroupChat([writer, critic], termination_condition=MaxMessageTermination(12))\n";
+    let (fixed, _) = applied(Language::Python, autogen, ExitId::E1);
+    assert!(fixed.contains("import MaxMessageTermination, TextMentionTermination\n"), "{fixed}");
+    assert!(
+        fixed.contains(
+            "termination_condition=MaxMessageTermination(12) | TextMentionTermination(\"TERMINATE\"))"
+        ),
+        "{fixed}"
+    );
+
+    let langgraph = "from langgraph.graph import StateGraph\n\ngraph = StateGraph(State)\ngraph.add_node(\"agent\", call_model)\ngraph.add_node(\"tools\", run_tools)\ngraph.add_edge(\"agent\", \"tools\")\ngraph.add_edge(\"tools\", \"agent\")\ngraph.set_entry_point(\"agent\")\napp = graph.compile()\napp.invoke({\"messages\": [question]}, config={\"recursion_limit\": 40})\n";
+    let (fixed, _) = applied(Language::Python, langgraph, ExitId::E1);
+    assert!(fixed.starts_with("from langgraph.prebuilt import tools_condition\n"), "{fixed}");
+    assert!(fixed.contains("graph.add_conditional_edges(\"agent\", tools_condition)\n"), "{fixed}");
+
+    let ai_sdk = "import { generateText, stepCountIs } from \"ai\";\n\nexport async function ask(question: string) {\n  const { text } = await generateText({\n    model,\n    tools,\n    stopWhen: stepCountIs(8),\n    prompt: question,\n  });\n  return text;\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, ai_sdk, ExitId::E5);
+    assert!(fixed.contains("    stopWhen: [stepCountIs(8), repeatsPreviousStep],\n"), "{fixed}");
+    assert!(fixed.contains("  const repeatsPreviousStep = ({ steps }"), "{fixed}");
+}
+
+#[test]
+fn the_agent_sdk_query_loop_gets_max_turns_in_its_options() {
+    let source = "for await (const message of query({\n  prompt: task,\n  options: {\n    permissionMode: \"acceptEdits\",\n  },\n})) {\n  if (message.type === \"result\" && message.subtype === \"success\") {\n    break;\n  }\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, source, ExitId::E2);
+    assert!(fixed.contains("    permissionMode: \"acceptEdits\",\n    maxTurns: 25,\n  },"), "{fixed}");
+}
+
+#[test]
+fn walks_over_a_plan_or_an_agent_s_stream_are_capped_but_not_walks_over_a_list() {
+    let plan = "def execute(planner, executor, goal):\n    plan = planner.plan(goal)\n    for step in plan.steps:\n        result = executor.step(step)\n        if result.goal_reached:\n            return result\n";
+    let (fixed, _) = applied(Language::Python, plan, ExitId::E2);
+    assert!(fixed.contains("    for step in plan.steps:\n        executed_steps += 1\n"), "{fixed}");
+
+    let stream = "async def run(graph, state):\n    async for update in graph.astream(state):\n        if update[\"status\"] == \"done\":\n            return update\n";
+    let (fixed, _) = applied(Language::Python, stream, ExitId::E2);
+    assert!(fixed.contains("    async for update in graph.astream(state):\n        turns += 1\n"), "{fixed}");
+
+    // A walk over names is not the agent's loop; the loop that never ends
+    // by itself is the one to cap.
+    let list = "def pick(agents, wanted):\n    for name in agents:\n        if name == wanted:\n            return name\n\n\ndef serve(queue):\n    while True:\n        job = queue.get()\n        handle(job)\n";
+    let report = audit(list, None, Some(Language::Python));
+    if let Some(fix) = report.fixes.first() {
+        assert!(fix.apply(list).contains("    while True:\n        turns += 1\n"), "{}", fix.diff);
+    }
+    let names_only = "def pick(agents, wanted):\n    for name in agents:\n        if name == wanted:\n            return name\n";
+    assert!(audit(names_only, None, Some(Language::Python)).fixes.is_empty());
+}
+
+#[test]
+fn the_watched_value_is_the_pass_s_work() {
+    // A tuple: its name that says it is the work.
+    let tuple = "def run(agent, max_rounds):\n    for _ in range(max_rounds):\n        stop, feedback = agent.review()\n        agent.revise(feedback)\n";
+    let (fixed, _) = applied(Language::Python, tuple, ExitId::E5);
+    assert!(fixed.contains("if feedback == previous_feedback:"), "{fixed}");
+
+    // The body's own statement before one in a branch of it.
+    let branch = "def run(task, max_attempts):\n    for attempt in range(max_attempts):\n        if attempt == 0:\n            draft = write(task)\n        else:\n            draft = rewrite(task, notes)\n        notes = critique(draft)\n";
+    let (fixed, _) = applied(Language::Python, branch, ExitId::E5);
+    assert!(
+        fixed.contains("        notes = critique(draft)\n        if notes == previous_notes:"),
+        "{fixed}"
+    );
+
+    // A clock, a count or a history is not watched.
+    let clock = "import time\n\ndef run(agent, max_turns):\n    for turn in range(max_turns):\n        started_at = time.time()\n        history = agent.history()\n        reply = agent.step()\n";
+    let (fixed, _) = applied(Language::Python, clock, ExitId::E5);
+    assert!(fixed.contains("if reply == previous_reply:"), "{fixed}");
+    let nothing = "import time\n\ndef run(agent, max_turns):\n    for turn in range(max_turns):\n        started_at = time.time()\n        print(agent.history())\n";
+    assert!(audit(nothing, None, Some(Language::Python)).fixes.is_empty());
+}
+
+#[test]
+fn a_step_whose_result_is_dropped_is_kept_and_watched() {
+    let python = "def loop(agent, max_turns=30):\n    for turn in range(max_turns):\n        try:\n            agent.step()\n        except KeyboardInterrupt:\n            break\n";
+    let (fixed, _) = applied(Language::Python, python, ExitId::E5);
+    assert!(fixed.contains("            result = agent.step()\n            if result is not None and result == previous_result:\n"), "{fixed}");
+
+    let javascript = "async function loop(agent) {\n  for (let turn = 0; turn < MAX_TURNS; turn++) {\n    await agent.runStep();\n  }\n}\n";
+    let (fixed, _) = applied(Language::JavaScript, javascript, ExitId::E5);
+    assert!(fixed.contains("    const result = await agent.runStep();\n    if (result !== undefined && JSON.stringify(result) === previousResult) break;"), "{fixed}");
+}
+
+#[test]
+fn a_result_set_inside_a_retry_loop_is_watched_after_that_loop() {
+    let source = "package a\n\nfunc (a *Agent) Run(task string) {\n\tfor a.loops < a.maxLoops {\n\t\ta.loops++\n\t\tvar response string\n\t\tfor attempt := 0; attempt < a.retryAttempts; attempt++ {\n\t\t\tresp, err := a.client.Chat(a.memory())\n\t\t\tif err == nil {\n\t\t\t\tresponse = resp\n\t\t\t\tbreak\n\t\t\t}\n\t\t\tlog.Printf(\"attempt %d failed: %v\", attempt, err)\n\t\t}\n\t\ta.remember(response)\n\t}\n}\n";
+    let (fixed, _) = applied(Language::Go, source, ExitId::E5);
+    assert!(fixed.contains("\t\t}\n\t\tif fmt.Sprint(response) == previousResponse {\n"), "{fixed}");
+}
+
+#[test]
+fn a_rewritten_line_is_a_whole_line_replacement_in_sarif_too() {
+    let source = "from agents import Agent, Runner\n\nagent = Agent(name=\"w\", instructions=\"Write.\", tool_use_behavior=\"stop_on_first_tool\")\nresult = Runner.run_sync(agent, \"notes\")\n";
+    let report = audit(source, Some("run.py"), Some(Language::Python));
+    let fix = report.fixes.first().expect("a fix");
+    let edit = fix.edits.iter().find(|e| e.start_byte != e.end_byte).expect("a rewritten line");
+    assert!(edit.text.ends_with('\n') && source[edit.start_byte..edit.end_byte].ends_with('\n'));
+    assert!(fix.diff.contains("-result = Runner.run_sync(agent, \"notes\")\n+result = Runner.run_sync(agent, \"notes\", max_turns=25)\n"), "{}", fix.diff);
+    let sarif = auditor::render_sarif(&auditor::Report::from(report.clone())).to_string();
+    assert!(sarif.contains("\"byteOffset\""), "{sarif}");
+}

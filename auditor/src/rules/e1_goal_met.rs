@@ -434,7 +434,7 @@ pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
         | "hasToolCall"
         | "StopAtTools" => true,
         "add_conditional_edges" => {
-            call.arg_words.iter().any(|w| w == "tools") && call.arg_words.iter().any(|w| w == "condition")
+            call.arg_words.iter().any(|w| w == "tool") && call.arg_words.iter().any(|w| w == "condition")
         }
         _ => false,
     }
