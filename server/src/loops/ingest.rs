@@ -164,17 +164,6 @@ const UPDATE_RUN: &str =
 /// keeps a statement far below both databases' parameter limits.
 const FINDINGS_PER_STATEMENT: usize = 400;
 
-/// Opens the write transaction of one round. On SQLite `BEGIN IMMEDIATE`
-/// takes the write lock at once: a deferred transaction that reads first
-/// and writes later can fail with "database is locked" when another writer
-/// got in between, and waiting does not help it.
-pub(crate) async fn begin_write(store: &Store) -> Result<Transaction<'static, Any>, sqlx::Error> {
-    match store.backend() {
-        Backend::Sqlite => store.pool().begin_with("BEGIN IMMEDIATE").await,
-        Backend::Postgres => store.pool().begin().await,
-    }
-}
-
 pub(super) fn severity_from_column(text: &str) -> Severity {
     match text {
         "blocking" => Severity::Blocking,
@@ -285,7 +274,7 @@ impl Store {
             // PostgreSQL locks rows, not the database: rounds of different
             // loops commit side by side, each in its own transaction.
             (Backend::Postgres, _) => {
-                let tx = begin_write(self).await?;
+                let tx = self.begin_write().await?;
                 self.store_alone(tx, &team, loop_name, report, now).await
             }
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::ingest::{begin_write, severity_from_column, target_from_columns, OperatorNote};
+use super::ingest::{severity_from_column, target_from_columns, OperatorNote};
 use super::run_state::{self, BLOCKED, RUNNING};
 use super::wire::{Blocked, Heartbeat, RoundError, RoundSource, Spent, ToolCall};
 use super::LoopsError;
@@ -707,7 +707,7 @@ impl Store {
         heartbeat: &Heartbeat,
         now: i64,
     ) -> Result<RunSummary, LoopsError> {
-        let mut tx = begin_write(self).await?;
+        let mut tx = self.begin_write().await?;
         let loop_row: Option<(i64, Option<i64>)> =
             sqlx::query_as("SELECT id, current_run_id FROM loops WHERE team_id = $1 AND name = $2")
                 .bind(team_id)

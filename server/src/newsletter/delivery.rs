@@ -120,7 +120,8 @@ impl Store {
         }
         let now = now_millis();
         let stripe_grace = now - 7 * 86_400_000;
-        let mut tx = self.pool().begin().await?;
+        // It reads the subscribers, then writes their deliveries.
+        let mut tx = self.begin_write().await?;
         let issue = sqlx::query("SELECT id, title, tier FROM issues WHERE slug = $1")
             .bind(slug)
             .fetch_optional(&mut *tx)

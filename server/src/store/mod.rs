@@ -168,6 +168,17 @@ impl Store {
         &self.pool
     }
 
+    /// Opens a transaction that writes. On SQLite `BEGIN IMMEDIATE` takes
+    /// the write lock at once: a deferred transaction that reads first and
+    /// writes later fails with "database is locked" when another writer got
+    /// in between, and waiting does not help it.
+    pub(crate) async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
     /// Answers whether the database responds within `limit`.
     pub async fn ping(&self, limit: Duration) -> Result<(), StoreError> {
         match tokio::time::timeout(limit, sqlx::query("SELECT 1").execute(&self.pool)).await {

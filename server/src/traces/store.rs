@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::mapping::{MappedSpan, SpanDetail, SpanRole};
 use super::rounds::{plan_rounds, RunClock, TraceEnd, WaitingSpan};
 use crate::loops::db::{args, Arg, RoundDb, SqlxDb};
-use crate::loops::ingest::{begin_write, store_round, RoundTeam};
+use crate::loops::ingest::{store_round, RoundTeam};
 use crate::loops::{LoopsError, RoundEvent, RoundReport};
 use crate::store::{Backend, Store, StoreError};
 
@@ -115,7 +115,7 @@ impl Store {
                 "this SQLite store has no writer of rounds".to_string(),
             ))),
             (Backend::Postgres, _) => {
-                let mut tx = begin_write(self).await?;
+                let mut tx = self.begin_write().await?;
                 let result = {
                     let mut db = SqlxDb { tx: &mut tx };
                     perform(&mut db, &work, now, settle_ms).await
