@@ -152,6 +152,9 @@ pub fn AuditPage() -> impl IntoView {
         if let Some(handle) = timer.get_value() {
             handle.clear();
         }
+        // An audit of newer text is coming: a report on its way now is of
+        // text no longer on screen (no report has the id 0).
+        latest_audit.set_value(0);
         pending.set(true);
         timer.set_value(set_timeout_with_handle(audit_now, delay).ok());
     };
