@@ -953,6 +953,9 @@ struct Walker<'s, 't> {
     /// block of many statements would otherwise be walked from its first
     /// child each time.
     children_memo: std::cell::RefCell<HashMap<usize, std::rc::Rc<[Node<'t>]>>>,
+    /// The canonical words of each text a clause has split, by text: the
+    /// same names come back in clause after clause.
+    words_memo: std::cell::RefCell<HashMap<&'s str, Vec<String>>>,
     /// Node ids of `try` statements whose body holds a loop: their handlers
     /// end that loop rather than swallow what it raised.
     wrapping_tries: HashSet<usize>,
@@ -965,6 +968,9 @@ struct Walker<'s, 't> {
     /// and what it tells a clause, by kind id: matching strings for every
     /// node of a large file costs more than the rest of the walk.
     kinds: Vec<(Syn, bool, Mark)>,
+    /// Each node kind's name, by kind id, as first read: `Node::kind`
+    /// measures and checks the grammar's C string on every call.
+    kind_names: Vec<std::cell::OnceCell<&'t str>>,
     /// How many frames are retry decorators: while none is, no call or
     /// argument needs to look for one above it.
     decorator_frames: usize,
@@ -1005,6 +1011,10 @@ fn kind_table(tree: &Tree, family: Family) -> Vec<(Syn, bool, Mark)> {
             )
         })
         .collect()
+}
+
+fn kind_names(tree: &Tree) -> Vec<std::cell::OnceCell<&str>> {
+    (0..tree.language().node_kind_count()).map(|_| std::cell::OnceCell::new()).collect()
 }
 
 fn kind_entry(family: Family, kind: &str) -> (Syn, bool, Mark) {
@@ -1048,11 +1058,13 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
         children_memo: std::cell::RefCell::default(),
+        words_memo: std::cell::RefCell::default(),
         wrapping_tries: HashSet::default(),
         flag_clauses: HashMap::default(),
         flag_resets: HashSet::default(),
         string_nesting: Vec::new(),
         kinds: kind_table(tree, family),
+        kind_names: kind_names(tree),
         decorator_frames: 0,
         fields: field_table(tree),
         has_errors: tree.root_node().has_error(),
@@ -1223,26 +1235,40 @@ impl<'s, 't> Walker<'s, 't> {
             .or_else(|| self.field(node, "name"))
     }
 
-    fn text(&self, node: Node<'_>) -> &'s str {
+    fn text(&self, node: Node<'t>) -> &'s str {
         self.source.get(node.byte_range()).unwrap_or("")
     }
 
     /// What `node`'s kind is and whether it names something, from the
     /// grammar's table (by kind id, no string comparison).
-    fn kind_of(&self, node: Node<'_>) -> (Syn, bool) {
+    fn kind_of(&self, node: Node<'t>) -> (Syn, bool) {
         let (syntax, identifier, _) = self.kind_entry(node);
         (syntax, identifier)
     }
 
+    /// `text`'s canonical words ([`canonical_words`]) added to `out`.
+    fn extend_words(&self, out: &mut Vec<String>, text: &'s str) {
+        let mut memo = self.words_memo.borrow_mut();
+        out.extend(memo.entry(text).or_insert_with(|| canonical_words(text)).iter().cloned());
+    }
+
+    /// `node.kind()`, from the table of names.
+    fn kind_name(&self, node: Node<'t>) -> &'t str {
+        match self.kind_names.get(usize::from(node.kind_id())) {
+            Some(name) => name.get_or_init(|| node.kind()),
+            None => node.kind(),
+        }
+    }
+
     /// Everything the table knows of `node`'s kind.
-    fn kind_entry(&self, node: Node<'_>) -> (Syn, bool, Mark) {
+    fn kind_entry(&self, node: Node<'t>) -> (Syn, bool, Mark) {
         self.kinds
             .get(usize::from(node.kind_id()))
             .copied()
             .unwrap_or_else(|| kind_entry(self.family, node.kind()))
     }
 
-    fn syn_of(&self, node: Node<'_>) -> Syn {
+    fn syn_of(&self, node: Node<'t>) -> Syn {
         self.kind_of(node).0
     }
 
@@ -1411,10 +1437,10 @@ impl<'s, 't> Walker<'s, 't> {
         let mut condition: Vec<Node<'t>> = Vec::new();
         let mut range_bound: Option<Node<'t>> = None;
         let mut collection_walk = false;
-        match (family, node.kind()) {
+        match (family, self.kind_name(node)) {
             (Family::Rust, "while_expression")
                 if self.field(node, "condition").is_some_and(|c| {
-                    c.kind() == "let_condition" && {
+                    self.kind_name(c) == "let_condition" && {
                         let text = self.text(c);
                         text.contains(".next()") || text.contains(".recv()")
                     }
@@ -1433,7 +1459,7 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
             (Family::Js, "for_statement") => match self.field(node, "condition") {
-                Some(c) if c.kind() != ";" && c.kind() != "empty_statement" => condition.push(c),
+                Some(c) if self.kind_name(c) != ";" && self.kind_name(c) != "empty_statement" => condition.push(c),
                 _ => infinite = true,
             },
             (Family::Python, "for_statement") | (Family::Js, "for_in_statement") => {
@@ -1447,7 +1473,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let mut found = false;
                 for index in 0..node.named_child_count() {
                     let Some(child) = node.named_child(index as u32) else { continue };
-                    match child.kind() {
+                    match self.kind_name(child) {
                         "for_clause" => {
                             found = true;
                             match self.field(child, "condition") {
@@ -1471,7 +1497,7 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
             (Family::Bash, "while_statement") => {
-                if node.child(0).is_some_and(|c| c.kind() == "until") {
+                if node.child(0).is_some_and(|c| self.kind_name(c) == "until") {
                     kind = LoopKind::Until;
                 }
                 let mut cursor = node.walk();
@@ -1605,7 +1631,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// Python `for ... else: raise`, or an exit (or a guarded exit) as the
     /// next statement.
     fn exhaustion_leaves(&self, node: Node<'t>) -> bool {
-        let leaves = |statement: Node<'_>| {
+        let leaves = |statement: Node<'t>| {
             let text = self.text(statement).trim_start();
             let head = text.split(|c: char| !c.is_alphanumeric() && c != '_').next().unwrap_or("");
             matches!(head, "return" | "raise" | "throw" | "break" | "panic" | "bail" | "exit")
@@ -1626,7 +1652,7 @@ impl<'s, 't> Walker<'s, 't> {
         let Some(parent) = self.ancestor(0) else { return false };
         let mut next = self.siblings_of(parent, node).after().first().copied();
         // Go and Rust put the loop in an expression statement.
-        if next.is_none() && parent.kind() == "expression_statement" {
+        if next.is_none() && self.kind_name(parent) == "expression_statement" {
             next = self
                 .ancestor(1)
                 .and_then(|grandparent| self.siblings_of(grandparent, parent).after().first().copied());
@@ -1640,12 +1666,12 @@ impl<'s, 't> Walker<'s, 't> {
             let body = self.field(next, "consequence").or_else(|| {
                 (0..next.named_child_count())
                     .filter_map(|i| next.named_child(i as u32))
-                    .find(|c| matches!(c.kind(), "block" | "statement_block" | "compound_statement"))
+                    .find(|c| matches!(self.kind_name(*c), "block" | "statement_block" | "compound_statement"))
             });
             body.is_some_and(|body| {
                 // (Go puts a block's statements in a list of their own.)
                 let body = match body.named_child(0) {
-                    Some(list) if list.kind() == "statement_list" => list,
+                    Some(list) if self.kind_name(list) == "statement_list" => list,
                     _ => body,
                 };
                 leaves(body)
@@ -1684,13 +1710,13 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// The end of a loop's first line, for its header evidence.
-    fn header_end(&self, node: Node<'_>) -> usize {
+    fn header_end(&self, node: Node<'t>) -> usize {
         let start = node.start_byte();
         let rest = self.source.get(start..node.end_byte()).unwrap_or("");
         start + rest.find('\n').unwrap_or(rest.len())
     }
 
-    fn is_literal_true(&self, node: Node<'_>) -> bool {
+    fn is_literal_true(&self, node: Node<'t>) -> bool {
         let text = self.text(node).trim();
         let inner = text.trim_start_matches('(').trim_end_matches(')').trim();
         matches!(inner, "True" | "true" | "1" | ":" | "!false" | "not False" | "[ 1 ]" | "[[ 1 ]]")
@@ -1709,11 +1735,11 @@ impl<'s, 't> Walker<'s, 't> {
             return Some((name.to_string(), polarity));
         }
         let sides = self.children_named(node);
-        let operator = self.field(node, "operator").map(|o| o.kind()).or_else(|| {
+        let operator = self.field(node, "operator").map(|o| self.kind_name(o)).or_else(|| {
             // Python's comparison operators are anonymous children.
             let mut cursor = node.walk();
             let kinds: Vec<&str> =
-                node.children(&mut cursor).filter(|c| !c.is_named()).map(|c| c.kind()).collect();
+                node.children(&mut cursor).filter(|c| !c.is_named()).map(|c| self.kind_name(c)).collect();
             kinds.first().copied()
         })?;
         let [left, right] = sides.as_slice() else { return None };
@@ -1756,7 +1782,7 @@ impl<'s, 't> Walker<'s, 't> {
         let tries: Vec<Node<'t>> = (floor..self.frames.len())
             .filter(|&index| {
                 let node = self.frames[index].node;
-                node.kind() == "try_statement"
+                self.kind_name(node) == "try_statement"
                     && self.frames.get(index + 1).is_some_and(|child| {
                         self.field(node, "body").is_some_and(|body| body.id() == child.node.id())
                     })
@@ -1767,7 +1793,7 @@ impl<'s, 't> Walker<'s, 't> {
             self.wrapping_tries.insert(try_node.id());
             let mut cursor = try_node.walk();
             let handlers: Vec<Node<'t>> =
-                try_node.named_children(&mut cursor).filter(|c| c.kind() == "except_clause").collect();
+                try_node.named_children(&mut cursor).filter(|c| self.kind_name(*c) == "except_clause").collect();
             for handler in handlers {
                 for words in self.handler_word_groups(handler) {
                     let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
@@ -1783,7 +1809,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// `range maxTurns` (Go 1.22), `itertools.count()` is not bounded, and
     /// neither is `range(len(items))`: it walks a collection, it does not cap
     /// turns.
-    fn is_bounded_range(&self, node: Node<'_>) -> bool {
+    fn is_bounded_range(&self, node: Node<'t>) -> bool {
         let text = self.text(node).trim();
         if text.contains("len(")
             || text.contains(".len()")
@@ -1811,12 +1837,12 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// The canonical words of the exception types a Python handler catches.
-    fn handler_type_words(&self, node: Node<'_>) -> Vec<String> {
+    fn handler_type_words(&self, node: Node<'t>) -> Vec<String> {
         let type_node = match self.family {
             Family::Python => self.field(node, "value").or_else(|| {
                 (0..node.named_child_count())
                     .filter_map(|i| node.named_child(i as u32))
-                    .find(|c| c.kind() != "block" && c.kind() != "comment")
+                    .find(|c| self.kind_name(*c) != "block" && self.kind_name(*c) != "comment")
             }),
             _ => None,
         };
@@ -1842,7 +1868,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// The words of each type a handler catches: one group per type when it
     /// names more than one, else one group of all its types' words (none
     /// when it names no type).
-    fn handler_word_groups(&self, node: Node<'_>) -> Vec<Vec<String>> {
+    fn handler_word_groups(&self, node: Node<'t>) -> Vec<Vec<String>> {
         let groups = self.handler_type_groups(node);
         if groups.len() > 1 {
             return groups;
@@ -1857,24 +1883,24 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// The canonical words of each exception type a Python handler
     /// catches, when it names more than one.
-    fn handler_type_groups(&self, node: Node<'_>) -> Vec<Vec<String>> {
+    fn handler_type_groups(&self, node: Node<'t>) -> Vec<Vec<String>> {
         if self.family != Family::Python {
             return Vec::new();
         }
         let Some(mut types) = self.field(node, "value").or_else(|| {
             (0..node.named_child_count())
                 .filter_map(|i| node.named_child(i as u32))
-                .find(|c| c.kind() != "block" && c.kind() != "comment")
+                .find(|c| self.kind_name(*c) != "block" && self.kind_name(*c) != "comment")
         }) else {
             return Vec::new();
         };
-        if types.kind() == "as_pattern" {
+        if self.kind_name(types) == "as_pattern" {
             types = types.named_child(0).unwrap_or(types);
         }
-        if types.kind() == "parenthesized_expression" {
+        if self.kind_name(types) == "parenthesized_expression" {
             types = types.named_child(0).unwrap_or(types);
         }
-        if !matches!(types.kind(), "tuple" | "expression_list") {
+        if !matches!(self.kind_name(types), "tuple" | "expression_list") {
             return Vec::new();
         }
         (0..types.named_child_count())
@@ -1905,7 +1931,7 @@ impl<'s, 't> Walker<'s, 't> {
         let name = self.field(node, "name").map(|n| self.text(n).to_string()).or_else(|| {
             // `const run = async () => {...}`: the declarator names it.
             let parent = self.frames.last()?;
-            (parent.node.kind() == "variable_declarator")
+            (self.kind_name(parent.node) == "variable_declarator")
                 .then(|| self.field(parent.node, "name").map(|n| self.text(n).to_string()))
                 .flatten()
         });
@@ -1929,7 +1955,7 @@ impl<'s, 't> Walker<'s, 't> {
         let definition = self.field(node, "definition");
         for index in 0..node.named_child_count() {
             let Some(child) = node.named_child(index as u32) else { continue };
-            if child.kind() != "decorator" {
+            if self.kind_name(child) != "decorator" {
                 continue;
             }
             let words = canonical_words(self.text(child));
@@ -1967,7 +1993,7 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let mut saw_decorator_node = false;
         for frame in self.frames.iter().rev().take(16) {
-            if frame.node.kind() == "decorator" {
+            if self.kind_name(frame.node) == "decorator" {
                 saw_decorator_node = true;
             }
             if let FrameRole::Decorator(id) = frame.role {
@@ -2079,7 +2105,7 @@ impl<'s, 't> Walker<'s, 't> {
                         // a signal; only what follows it says which.
                         args.skip(usize::from(callee == "trap")).collect()
                     }
-                    Family::Rust if node.kind() == "macro_invocation" => {
+                    Family::Rust if self.kind_name(node) == "macro_invocation" => {
                         (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
                     }
                     _ => self.field(node, "arguments").into_iter().collect(),
@@ -2238,8 +2264,8 @@ impl<'s, 't> Walker<'s, 't> {
                 // top frames.
                 for up in 0..3 {
                     match self.ancestor(up) {
-                        Some(parent) if parent.kind() == "try_expression" => return true,
-                        Some(parent) if matches!(parent.kind(), "await_expression" | "call_expression") => {}
+                        Some(parent) if self.kind_name(parent) == "try_expression" => return true,
+                        Some(parent) if matches!(self.kind_name(parent), "await_expression" | "call_expression") => {}
                         _ => return false,
                     }
                 }
@@ -2251,7 +2277,7 @@ impl<'s, 't> Walker<'s, 't> {
         let Some((loop_frame, _)) = self.innermost_loop() else { return false };
         !(loop_frame..self.frames.len()).any(|index| {
             let frame_node = self.frames[index].node;
-            frame_node.kind() == "try_statement"
+            self.kind_name(frame_node) == "try_statement"
                 && self.frames.get(index + 1).is_some_and(|child| {
                     self.field(frame_node, "body").is_some_and(|body| body.id() == child.node.id())
                 })
@@ -2265,8 +2291,8 @@ impl<'s, 't> Walker<'s, 't> {
     fn in_try_else(&self) -> bool {
         let Some((loop_frame, _)) = self.innermost_loop() else { return false };
         (loop_frame..self.frames.len()).rev().any(|index| {
-            self.frames[index].node.kind() == "try_statement"
-                && self.frames.get(index + 1).is_some_and(|child| child.node.kind() == "else_clause")
+            self.kind_name(self.frames[index].node) == "try_statement"
+                && self.frames.get(index + 1).is_some_and(|child| self.kind_name(child.node) == "else_clause")
         })
     }
 
@@ -2274,7 +2300,7 @@ impl<'s, 't> Walker<'s, 't> {
         let (loop_frame, _) = self.innermost_loop()?;
         (loop_frame..self.frames.len()).rev().find_map(|index| {
             let frame_node = self.frames[index].node;
-            (frame_node.kind() == "try_statement"
+            (self.kind_name(frame_node) == "try_statement"
                 && self.frames.get(index + 1).is_some_and(|child| {
                     self.field(frame_node, "body").is_some_and(|body| body.id() == child.node.id())
                 }))
@@ -2306,7 +2332,7 @@ impl<'s, 't> Walker<'s, 't> {
         })
     }
 
-    fn collect_idents(&self, node: Node<'_>) -> Vec<String> {
+    fn collect_idents(&self, node: Node<'t>) -> Vec<String> {
         let mut out = Vec::new();
         let mut stack = vec![node];
         let mut visited = 0;
@@ -2350,7 +2376,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether a value is a call, awaited or not (`f(x)`, `await g()`).
     fn is_call_value(&self, value: Node<'t>) -> bool {
-        let inner = match value.kind() {
+        let inner = match self.kind_name(value) {
             "await" | "await_expression" => value.named_child(0).unwrap_or(value),
             _ => value,
         };
@@ -2358,7 +2384,7 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
-        let (target, value) = match (self.family, node.kind()) {
+        let (target, value) = match (self.family, self.kind_name(node)) {
             (_, "variable_declarator") => (self.field(node, "name"), self.field(node, "value")),
             (_, "named_expression") => (self.field(node, "name"), self.field(node, "value")),
             (Family::Rust, "let_declaration") => (self.field(node, "pattern"), self.field(node, "value")),
@@ -2370,11 +2396,11 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let Some(target) = target else { return };
         let mut targets = vec![self.text(target).trim().to_string()];
-        if matches!(target.kind(), "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern") {
+        if matches!(self.kind_name(target), "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern") {
             // `a, b := f()`, `resp.Data, err = g()`: each operand is a target,
             // a field as a whole (not its receiver's name).
             targets = self.children_named(target).iter().map(|t| self.text(*t).trim().to_string()).collect();
-        } else if target.kind() == "object_pattern" {
+        } else if self.kind_name(target) == "object_pattern" {
             targets = self.collect_idents(target);
         }
         let in_loop = self.innermost_loop().is_some();
@@ -2626,13 +2652,13 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    fn is_number(&self, node: Node<'_>) -> bool {
+    fn is_number(&self, node: Node<'t>) -> bool {
         self.kind_entry(node).2 == Mark::Number
             || (self.family == Family::Bash && self.text(node).trim().chars().all(|c| c.is_ascii_digit()))
     }
 
     /// `i = i + 1`, `left = left - 1`, `i=$((i+1))`, `n=$((n + 1))`.
-    fn steps_itself(&self, target: &str, value: Node<'_>) -> bool {
+    fn steps_itself(&self, target: &str, value: Node<'t>) -> bool {
         let text = self.text(value).trim();
         let text = text
             .trim_start_matches("$((")
@@ -2715,7 +2741,7 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let mut body = body;
         // Go's blocks hold a statement list.
-        if current.kind() == "statement_list" && current.id() != node.id() {
+        if self.kind_name(current) == "statement_list" && current.id() != node.id() {
             let Some(inner) = frame_node(loop_frame + 3) else { return false };
             (body, current) = (current, inner);
         }
@@ -2748,17 +2774,17 @@ impl<'s, 't> Walker<'s, 't> {
                 .count()
                 > 1
         };
-        let leaves = |statement: Node<'_>| matches!(statement.kind(), "return_statement" | "break_statement");
+        let leaves = |statement: Node<'t>| matches!(self.kind_name(statement), "return_statement" | "break_statement");
         self.siblings_of(body, current).before().iter().copied().any(|statement| {
-            let last_leaves = |block: Node<'_>| last_statement(block).is_some_and(leaves);
+            let last_leaves = |block: Node<'t>| last_statement(block).is_some_and(leaves);
             // `try: ...; return m` or `try: m = parse() except E: ...
             // else: return m`: what follows runs only after a failure.
-            (statement.kind() == "try_statement"
+            (self.kind_name(statement) == "try_statement"
                 && (self.field(statement, "body").is_some_and(last_leaves) || {
                     let mut cursor = statement.walk();
                     let found = statement
                         .named_children(&mut cursor)
-                        .filter(|child| child.kind() == "else_clause")
+                        .filter(|child| self.kind_name(*child) == "else_clause")
                         .filter_map(|clause| self.field(clause, "body"))
                         .any(last_leaves);
                     found
@@ -2776,7 +2802,7 @@ impl<'s, 't> Walker<'s, 't> {
             || self
                 .children_named(statement)
                 .iter()
-                .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+                .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
         {
             return false;
         }
@@ -2800,7 +2826,7 @@ impl<'s, 't> Walker<'s, 't> {
     fn leaves_in_body(&self, statement: Node<'t>) -> bool {
         self.last_in_if_body(statement).is_some_and(|last| {
             matches!(
-                last.kind(),
+                self.kind_name(last),
                 "return_statement" | "break_statement" | "return_expression" | "break_expression"
             )
         })
@@ -2812,9 +2838,9 @@ impl<'s, 't> Walker<'s, 't> {
         let body = self.field(statement, "consequence").or_else(|| {
             self.children_named(statement)
                 .into_iter()
-                .find(|c| matches!(c.kind(), "block" | "statement_block"))
+                .find(|c| matches!(self.kind_name(*c), "block" | "statement_block"))
         })?;
-        if matches!(body.kind(), "block" | "statement_block" | "compound_statement") {
+        if matches!(self.kind_name(body), "block" | "statement_block" | "compound_statement") {
             last_statement(body)
         } else {
             Some(body)
@@ -2824,7 +2850,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// The words, names and called names of an assigned value, without its
     /// argument lists.
     #[allow(clippy::type_complexity)] // Five lists of one walk, named where they are taken apart.
-    fn rhs_words(&self, node: Node<'_>) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
+    fn rhs_words(&self, node: Node<'t>) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
         let mut words = Vec::new();
         let mut idents = Vec::new();
         let mut callees = Vec::new();
@@ -2838,7 +2864,7 @@ impl<'s, 't> Walker<'s, 't> {
             if visited > 128 {
                 break;
             }
-            let kind = n.kind();
+            let kind = self.kind_name(n);
             let (syntax, identifier) = self.kind_of(n);
             if matches!(kind, "argument_list" | "arguments") {
                 // `bufio.NewScanner(os.Stdin)`: what is read is a person's input.
@@ -2899,7 +2925,7 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn enter_kwarg(&mut self, node: Node<'t>, is_pair: bool) {
-        let (key, value) = match (self.family, node.kind()) {
+        let (key, value) = match (self.family, self.kind_name(node)) {
             (Family::Go, "keyed_element") => (node.named_child(0), node.named_child(1)),
             (Family::Rust, _) => (self.field(node, "field"), self.field(node, "value")),
             (_, "keyword_argument") => (self.field(node, "name"), self.field(node, "value")),
@@ -2974,11 +3000,11 @@ impl<'s, 't> Walker<'s, 't> {
             }
             // A Bash arm's patterns are bare words (`q|Q)`): what the
             // subject is compared with, as a quoted string would be.
-            if self.family == Family::Bash && node.kind() == "case_item" {
+            if self.family == Family::Bash && self.kind_name(node) == "case_item" {
                 let mut cursor = node.walk();
                 let patterns: Vec<String> = node
                     .children_by_field_name("value", &mut cursor)
-                    .filter(|v| v.kind() == "word")
+                    .filter(|v| self.kind_name(*v) == "word")
                     .take(8)
                     .flat_map(|v| canonical_words(self.text(v)))
                     .collect();
@@ -3002,7 +3028,7 @@ impl<'s, 't> Walker<'s, 't> {
             return false;
         }
         let Some(child) = self.frames.get(frame + 1).map(|f| f.node) else { return false };
-        matches!(child.kind(), "else_clause" | "elif_clause")
+        matches!(self.kind_name(child), "else_clause" | "elif_clause")
             || self.field(node, "alternative").is_some_and(|alternative| alternative.id() == child.id())
     }
 
@@ -3015,13 +3041,13 @@ impl<'s, 't> Walker<'s, 't> {
                 nodes.extend(node.children_by_field_name("condition", &mut cursor));
                 // Bash's `elif` names no condition: it is what stands
                 // between `elif` and `then`.
-                if nodes.is_empty() && node.kind() == "elif_clause" && self.family == Family::Bash {
+                if nodes.is_empty() && self.kind_name(node) == "elif_clause" && self.family == Family::Bash {
                     let mut cursor = node.walk();
                     nodes.extend(
                         node.children(&mut cursor)
                             .skip(1)
-                            .take_while(|child| child.kind() != "then")
-                            .filter(|child| child.is_named() && child.kind() != "comment"),
+                            .take_while(|child| self.kind_name(*child) != "then")
+                            .filter(|child| child.is_named() && self.kind_name(*child) != "comment"),
                     );
                 }
             }
@@ -3033,7 +3059,7 @@ impl<'s, 't> Walker<'s, 't> {
                         .or_else(|| self.field(up.node, "value"))
                         .filter(|_| {
                             matches!(
-                                up.node.kind(),
+                                self.kind_name(up.node),
                                 "match_statement"
                                     | "switch_statement"
                                     | "expression_switch_statement"
@@ -3051,7 +3077,7 @@ impl<'s, 't> Walker<'s, 't> {
                     .field(node, "pattern")
                     .or_else(|| self.field(node, "value"))
                     .or_else(|| self.field(node, "communication"))
-                    .or_else(|| node.named_child(0).filter(|c| c.kind() == "case_pattern"));
+                    .or_else(|| node.named_child(0).filter(|c| self.kind_name(*c) == "case_pattern"));
                 // `StopReason::MaxTokens | StopReason::EndTurn =>`: each
                 // alternative is a test of its own, so that the words of one
                 // do not join the other's (`max` and `turn` are no turn cap).
@@ -3080,7 +3106,7 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
-        if matches!(node.kind(), "return_statement" | "return_expression") && node.named_child_count() > 0 {
+        if matches!(self.kind_name(node), "return_statement" | "return_expression") && node.named_child_count() > 0 {
             self.facts.return_sites.insert(site.start);
         }
         if loops.is_empty() {
@@ -3143,7 +3169,7 @@ impl<'s, 't> Walker<'s, 't> {
         // `try: return parse(execute(code)) except Error: code = fix(code)`:
         // the return under no condition is the attempt that got through.
         let returns_value =
-            matches!(node.kind(), "return_statement" | "return_expression") && node.named_child_count() > 0;
+            matches!(self.kind_name(node), "return_statement" | "return_expression") && node.named_child_count() > 0;
         if returns_value
             && groups.is_empty()
             && skipped.is_empty()
@@ -3208,12 +3234,12 @@ impl<'s, 't> Walker<'s, 't> {
         let mut up =
             self.frames.iter().rev().map(|frame| frame.node).skip_while(|node| node.id() == exit.id());
         let (mut block, mut current) = (up.next(), exit);
-        if let Some(statement) = block.filter(|b| b.kind() == "expression_statement") {
+        if let Some(statement) = block.filter(|b| self.kind_name(*b) == "expression_statement") {
             current = statement;
             block = up.next();
         }
         // `return { status: 'success', messages }`: the exit says it itself.
-        if matches!(exit.kind(), "return_statement" | "return_expression") {
+        if matches!(self.kind_name(exit), "return_statement" | "return_expression") {
             let text = self.text(exit);
             if text.len() <= 300
                 && text
@@ -3282,7 +3308,7 @@ impl<'s, 't> Walker<'s, 't> {
                     && !self
                         .children_named(statement)
                         .iter()
-                        .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+                        .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
                     && self.ends_with_continue(statement)
                 {
                     conditions.extend(self.field(statement, "condition"));
@@ -3318,7 +3344,7 @@ impl<'s, 't> Walker<'s, 't> {
             for &statement in siblings.before().iter().rev().take(4) {
                 // (A Rust `if` is an expression in a statement.)
                 let statement = match statement.named_child(0) {
-                    Some(inner) if statement.kind() == "expression_statement" => inner,
+                    Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
                     _ => statement,
                 };
                 if self.syn_of(statement) != Syn::If
@@ -3326,7 +3352,7 @@ impl<'s, 't> Walker<'s, 't> {
                     || self
                         .children_named(statement)
                         .iter()
-                        .any(|c| matches!(c.kind(), "else_clause" | "elif_clause"))
+                        .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
                     || !self.ends_with_continue(statement)
                 {
                     continue;
@@ -3337,7 +3363,7 @@ impl<'s, 't> Walker<'s, 't> {
                 break;
             }
             // A Rust `break;` is an expression statement in the block.
-            if parent.kind() != "expression_statement" {
+            if self.kind_name(parent) != "expression_statement" {
                 break;
             }
             current = parent;
@@ -3369,9 +3395,9 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether an `if` statement's body ends with `continue`.
     fn ends_with_continue(&self, statement: Node<'t>) -> bool {
         self.last_in_if_body(statement).is_some_and(|last| {
-            matches!(last.kind(), "continue_statement" | "continue_expression")
-                || (last.kind() == "expression_statement"
-                    && last.named_child(0).is_some_and(|c| c.kind() == "continue_expression"))
+            matches!(self.kind_name(last), "continue_statement" | "continue_expression")
+                || (self.kind_name(last) == "expression_statement"
+                    && last.named_child(0).is_some_and(|c| self.kind_name(c) == "continue_expression"))
         })
     }
 
@@ -3419,11 +3445,11 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let mut member = node;
         let mut parent = self.frames.last().map(|f| f.node);
-        if let Some(group) = parent.filter(|p| p.kind() == "compound_statement") {
+        if let Some(group) = parent.filter(|p| self.kind_name(*p) == "compound_statement") {
             member = group;
             parent = self.ancestor(1);
         }
-        let parent = parent.filter(|p| p.kind() == "list")?;
+        let parent = parent.filter(|p| self.kind_name(*p) == "list")?;
         // One pass over the list: the commands before the member, and the
         // operator right before it.
         let mut preceding: Vec<Node<'t>> = Vec::new();
@@ -3439,7 +3465,7 @@ impl<'s, 't> Walker<'s, 't> {
             operator = Some(child);
         }
         let clauses = self.clauses_of(&preceding);
-        let on_failure = operator.is_some_and(|operator| operator.kind() == "||");
+        let on_failure = operator.is_some_and(|operator| self.kind_name(operator) == "||");
         for &clause in &clauses {
             self.facts.clauses[clause].on_failure = on_failure;
         }
@@ -3454,12 +3480,12 @@ impl<'s, 't> Walker<'s, 't> {
         // (`[[ $i -gt $max ]] && return 1` in a Bash function.)
         clauses.extend(self.bash_list_guard(node).unwrap_or_default());
         let text = self.text(node);
-        let value = match node.kind() {
+        let value = match self.kind_name(node) {
             "return_statement" | "return_expression" => node.named_child(0),
             _ => None,
         };
         let value_text = value.map(|v| self.text(v).trim()).unwrap_or("");
-        let is_return = matches!(node.kind(), "return_statement" | "return_expression")
+        let is_return = matches!(self.kind_name(node), "return_statement" | "return_expression")
             || (self.family == Family::Bash && text.starts_with("return"));
         let raises = !is_return || value_text.starts_with("Err(") || value_text.starts_with("Promise.reject");
         // A returned condition speaks for itself; a returned value does not.
@@ -3467,12 +3493,12 @@ impl<'s, 't> Walker<'s, 't> {
             Some(value) if self.is_condition(value) => self.clauses_of(&[value]),
             _ => Vec::new(),
         };
-        let first = value.map(|v| match v.kind() {
+        let first = value.map(|v| match self.kind_name(v) {
             "tuple" | "expression_list" | "pattern_list" => v.named_child(0).unwrap_or(v),
             _ => v,
         });
         let returned_name =
-            first.filter(|v| matches!(v.kind(), "identifier")).map(|v| self.text(v).to_string());
+            first.filter(|v| matches!(self.kind_name(*v), "identifier")).map(|v| self.text(v).to_string());
         let answer = if self.family == Family::Bash {
             // A Bash function answers by its status: `return` or `return 0`
             // is yes, `return 1` no (a `$var` status says nothing).
@@ -3505,12 +3531,12 @@ impl<'s, 't> Walker<'s, 't> {
     /// An expression that reads as a yes-or-no question: a comparison, a
     /// negation, a boolean operator, or a call or name whose words ask
     /// (`is_done()`, `self.finished`).
-    fn is_condition(&self, node: Node<'_>) -> bool {
-        match node.kind() {
+    fn is_condition(&self, node: Node<'t>) -> bool {
+        match self.kind_name(node) {
             "comparison_operator" | "not_operator" | "boolean_operator" | "unary_expression" => true,
             "binary_expression" => self.field(node, "operator").is_some_and(|o| {
                 matches!(
-                    o.kind(),
+                    self.kind_name(o),
                     "==" | "!=" | "===" | "!==" | "<" | "<=" | ">" | ">=" | "&&" | "||" | "and" | "or"
                 )
             }),
@@ -3535,7 +3561,7 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    fn returns_end(&self, node: Node<'_>) -> bool {
+    fn returns_end(&self, node: Node<'t>) -> bool {
         let text = self.text(node);
         let value = text.trim_start_matches("return").trim().trim_end_matches(';').trim();
         matches!(value, "END" | "\"__end__\"" | "'__end__'" | "graph.END")
@@ -3552,7 +3578,7 @@ impl<'s, 't> Walker<'s, 't> {
             collected.clause.sides = self.sides_of(root);
             collected.clause.call_root = self.root_call(root);
             collected.clause.command =
-                self.family == Family::Bash && matches!(root.kind(), "command" | "pipeline");
+                self.family == Family::Bash && matches!(self.kind_name(root), "command" | "pipeline");
             collected.clause.repeats_recent = repeats_recent(self.text(root));
             collected.clause.keyed_lookup = self.keyed_lookup(root);
             let index = self.facts.clauses.len();
@@ -3575,7 +3601,7 @@ impl<'s, 't> Walker<'s, 't> {
     fn keyed_lookup(&self, node: Node<'t>) -> bool {
         let mut node = node;
         for _ in 0..4 {
-            match node.kind() {
+            match self.kind_name(node) {
                 "not_operator" | "unary_expression" | "parenthesized_expression" => {
                     let Some(inner) = node.named_child(0) else { return false };
                     node = inner;
@@ -3583,14 +3609,14 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => break,
             }
         }
-        if !matches!(node.kind(), "subscript" | "subscript_expression" | "index_expression") {
+        if !matches!(self.kind_name(node), "subscript" | "subscript_expression" | "index_expression") {
             return false;
         }
         let count = node.named_child_count();
         let last = u32::try_from(count.saturating_sub(1)).unwrap_or(0);
         let Some(index) = (count >= 2).then(|| node.named_child(last)).flatten() else { return false };
         matches!(
-            index.kind(),
+            self.kind_name(index),
             "identifier"
                 | "attribute"
                 | "member_expression"
@@ -3606,7 +3632,7 @@ impl<'s, 't> Walker<'s, 't> {
     fn root_call(&self, node: Node<'t>) -> Option<String> {
         let mut node = node;
         for _ in 0..6 {
-            match node.kind() {
+            match self.kind_name(node) {
                 "not_operator"
                 | "unary_expression"
                 | "await"
@@ -3621,10 +3647,10 @@ impl<'s, 't> Walker<'s, 't> {
         if self.family == Family::Bash {
             // A command run by its name (`check_budget`, `! is_done "$log"`):
             // a function of the script, if the script defines one.
-            if node.kind() == "negated_command" {
+            if self.kind_name(node) == "negated_command" {
                 node = node.named_child(0)?;
             }
-            if node.kind() != "command" {
+            if self.kind_name(node) != "command" {
                 return None;
             }
             let name = self.text(self.field(node, "name")?);
@@ -3647,20 +3673,20 @@ impl<'s, 't> Walker<'s, 't> {
                 .filter(|c| !matches!(self.syn_of(*c), Syn::Comment))
                 .collect::<Vec<Node<'t>>>()
         };
-        match node.kind() {
+        match self.kind_name(node) {
             "parenthesized_expression" => Some(named()).filter(|named| named.len() == 1),
             "boolean_operator" | "list" | "let_chain" | "condition_clause" => Some(named()),
             "binary_expression" => {
-                let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(node, "operator").map(|o| self.kind_name(o)).unwrap_or("");
                 matches!(operator, "&&" | "||" | "and" | "or").then(named)
             }
             "test_command" => {
                 let named = named();
                 let [inner] = named.as_slice() else { return None };
-                if inner.kind() != "binary_expression" {
+                if self.kind_name(*inner) != "binary_expression" {
                     return None;
                 }
-                let operator = self.field(*inner, "operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(*inner, "operator").map(|o| self.kind_name(o)).unwrap_or("");
                 matches!(operator, "&&" | "||").then(|| self.children_named(*inner))
             }
             _ => None,
@@ -3674,17 +3700,17 @@ impl<'s, 't> Walker<'s, 't> {
 
     fn sides_of(&self, node: Node<'t>) -> Option<[(Vec<String>, Option<String>); 2]> {
         // Bash's `[ "$a" = "$b" ]` holds its comparison.
-        if node.kind() == "test_command" {
+        if self.kind_name(node) == "test_command" {
             let named = self.children_named(node);
             return match named.as_slice() {
                 [inner] => self.sides_of(*inner),
                 _ => None,
             };
         }
-        let is_comparison = match node.kind() {
+        let is_comparison = match self.kind_name(node) {
             "comparison_operator" => true,
             "binary_expression" => {
-                let operator = self.field(node, "operator").map(|o| o.kind()).unwrap_or("");
+                let operator = self.field(node, "operator").map(|o| self.kind_name(o)).unwrap_or("");
                 matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne")
             }
             _ => false,
@@ -3699,7 +3725,7 @@ impl<'s, 't> Walker<'s, 't> {
         let side = |n: Node<'t>| {
             let words = self.collect(&[n]).clause.words;
             let plain = matches!(
-                n.kind(),
+                self.kind_name(n),
                 "identifier"
                     | "attribute"
                     | "member_expression"
@@ -3717,13 +3743,13 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// A bounded walk over expressions that gathers a clause's facts.
-    fn collect(&self, nodes: &[Node<'_>]) -> Collected {
+    fn collect(&self, nodes: &[Node<'t>]) -> Collected {
         let mut clause = Clause::default();
         if let Some(first) = nodes.first() {
             clause.range = first.start_byte()..nodes.last().map_or(first.end_byte(), |n| n.end_byte());
         }
         // Each entry: the node and whether it sits inside a string literal.
-        let mut stack: Vec<(Node<'_>, bool)> = nodes.iter().rev().map(|n| (*n, false)).collect();
+        let mut stack: Vec<(Node<'t>, bool)> = nodes.iter().rev().map(|n| (*n, false)).collect();
         let mut visited = 0;
         // One cursor for the whole sub-walk: a new one per node is an
         // allocation per node.
@@ -3755,16 +3781,16 @@ impl<'s, 't> Walker<'s, 't> {
                     // done`, `<promise>DONE</promise>` reads `promise done`.
                     // A Bash string's expansions are code, not its text:
                     // `"$EXIT_CODE"` holds no literal word.
-                    if self.family == Family::Bash && node.kind() == "string" {
+                    if self.family == Family::Bash && self.kind_name(node) == "string" {
                         let mut cursor = node.walk();
                         for part in node.named_children(&mut cursor) {
                             let part_text = self.text(part);
-                            if part.kind() == "string_content" && part_text.len() <= 200 {
-                                clause.literals.extend(canonical_words(part_text));
+                            if self.kind_name(part) == "string_content" && part_text.len() <= 200 {
+                                self.extend_words(&mut clause.literals, part_text);
                             }
                         }
                     } else if text.len() <= 200 {
-                        clause.literals.extend(canonical_words(text));
+                        self.extend_words(&mut clause.literals, text);
                     }
                 }
                 in_string = true;
@@ -3834,7 +3860,7 @@ impl<'s, 't> Walker<'s, 't> {
                         // (`git diff --quiet` asks whether anything changed).
                     } else if text.len() <= 64 {
                         clause.idents.push(text.to_string());
-                        clause.words.extend(canonical_words(text));
+                        self.extend_words(&mut clause.words, text);
                     }
                 } else if mark == Mark::Subscript {
                     // `state["score"]` names a field as surely as `state.score`.
@@ -3843,14 +3869,14 @@ impl<'s, 't> Walker<'s, 't> {
                         let key = strip_quotes(self.text(index));
                         if key.len() <= 64 && !key.contains(char::is_whitespace) {
                             clause.idents.push(key.to_string());
-                            clause.words.extend(canonical_words(key));
+                            self.extend_words(&mut clause.words, key);
                         }
                     }
                 } else if matches!(syntax, Syn::Call) {
                     if let Some(callee) = self.callee_of(node) {
                         let text = self.text(callee);
                         if text.len() <= 120 {
-                            clause.callees.extend(canonical_words(text));
+                            self.extend_words(&mut clause.callees, text);
                         }
                     }
                 }

@@ -20,6 +20,13 @@ pub const KEPT_KEY: &str = "fixedpoint:audit-source";
 /// `early` until [`start_engine`] takes the worker over. A share link's
 /// language, or a source kept from an earlier visit, overrides the hint (a
 /// kept source is of no language known here: nothing is fetched for it).
+///
+/// When the page will audit exactly what the pane holds now (no share link,
+/// no kept source, nothing typed yet), the script asks for that audit at
+/// once, as [`EARLY_AUDIT_ID`], and notes the source and language it asked
+/// about: the verdict is then ready when the page hydrates, and the page
+/// takes it only if the pane and the language still say the same
+/// ([`early_audit`]).
 pub const EARLY_SCRIPT: &str = "(function(){var t=document.getElementById('audit-source');if(!t)return;\
 function keep(){if(window.__fixedpointEarlyDone)return;window.__fixedpointEarlySource=t.value;\
 var r=document.querySelector('.audit-page');if(r)r.setAttribute('data-stale','');}\
@@ -27,8 +34,14 @@ t.addEventListener('input',keep);if(t.value!==t.defaultValue)keep();\
 try{var p=document.documentElement.getAttribute('data-pkg');if(p===null||!window.Worker)return;\
 var w=new Worker(p+'/audit-worker.js',{type:'module'}),q=[];w.onmessage=function(e){q.push(e.data);};\
 window.__fixedpointWorker={worker:w,early:q};var h=t.getAttribute('data-hint'),m=/^#v1\\.([a-z]+)\\./.exec(location.hash);\
-if(m)h=m[1];else if(localStorage.getItem('fixedpoint:audit-source'))h=null;\
-if(h)w.postMessage({type:'warm',hint:h});}catch(e){}})();";
+var l=document.getElementById('audit-language'),k=localStorage.getItem('fixedpoint:audit-source');\
+if(!m&&!k&&l&&t.value===t.defaultValue&&t.value.trim()){window.__fixedpointWorker.audit={source:t.value,language:l.value};\
+w.postMessage({type:'audit',id:4294967295,source:t.value,language:l.value,path:'',hint:h||''});return;}\
+if(m)h=m[1];else if(k)h=null;if(h)w.postMessage({type:'warm',hint:h});}catch(e){}})();";
+
+/// The id of the audit the early script asks for (no id the page gives
+/// reaches it).
+pub const EARLY_AUDIT_ID: u32 = u32::MAX;
 
 /// What the worker says back.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +118,17 @@ mod browser {
         // The page lives as long as the worker; the handler must too.
         on_message.forget();
         WORKER.with(|slot| *slot.borrow_mut() = Some(worker));
+    }
+
+    /// The source and language the early script asked the worker to audit
+    /// as [`super::EARLY_AUDIT_ID`], if it did; read before
+    /// [`start_engine`] takes the worker over.
+    pub fn early_audit() -> Option<(String, String)> {
+        let window = web_sys::window()?;
+        let started = Reflect::get(&window, &JsValue::from_str("__fixedpointWorker")).ok()?;
+        let audit = Reflect::get(&started, &JsValue::from_str("audit")).ok().filter(|value| value.is_object())?;
+        let field = |name: &str| Reflect::get(&audit, &JsValue::from_str(name)).ok()?.as_string();
+        Some((field("source")?, field("language")?))
     }
 
     /// The worker the early script started and the messages it sent before
@@ -404,6 +428,9 @@ mod server_side {
         match file {}
     }
     pub fn reveal_lines(_textarea: &web_sys::HtmlTextAreaElement, _source: &str, _start: usize, _end: usize) {
+    }
+    pub fn early_audit() -> Option<(String, String)> {
+        None
     }
     pub fn early_source() -> Option<String> {
         None

@@ -127,19 +127,22 @@ pub fn AuditPage() -> impl IntoView {
     // than the one that made them, which local storage does not allow.)
     let timer = StoredValue::new(None::<TimeoutHandle>);
 
+    // The reader's own source is kept in this browser across reloads (never
+    // sent); an example is not worth keeping.
+    let remember = move |text: &str| {
+        if text.trim().is_empty() || EXAMPLES.iter().any(|example| example.source == text) {
+            client::forget_source();
+        } else {
+            client::keep_source(text, &language.get_untracked());
+        }
+    };
     let audit_now = move || {
         let id = next_id.get_value() + 1;
         next_id.set_value(id);
         latest_audit.set_value(id);
         pending.set(true);
         source.with_untracked(|text| {
-            // The reader's own source is kept in this browser across reloads
-            // (never sent); an example is not worth keeping.
-            if text.trim().is_empty() || EXAMPLES.iter().any(|example| example.source == text) {
-                client::forget_source();
-            } else {
-                client::keep_source(text, &language.get_untracked());
-            }
+            remember(text);
             if text.trim().is_empty() {
                 report.set(None);
                 pending.set(false);
@@ -255,9 +258,24 @@ pub fn AuditPage() -> impl IntoView {
         hydrated.set(true);
         sync_scroll();
         request_animation_frame(sync_scroll);
-        client::start_engine(on_event);
         let early = client::early_source().filter(|text| *text != rendered_source);
+        // The early script asked for the audit of the pane as it was
+        // rendered: when that is still what the pane and the language say,
+        // its report (perhaps already waiting) is this page's first.
+        let asked_early = early.is_none()
+            && !opening.posted
+            && client::early_audit()
+                .is_some_and(|(text, lang)| text == rendered_source && lang == language.get_untracked());
+        if asked_early {
+            latest_audit.set_value(client::EARLY_AUDIT_ID);
+            pending.set(true);
+            remember(&rendered_source);
+        }
+        client::start_engine(on_event);
         client::settle_early();
+        if asked_early {
+            return;
+        }
         if let Some(text) = early {
             report.set(None);
             place(text, language.get_untracked(), String::new());
