@@ -1657,10 +1657,21 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
         Some(pair) => (pair.child_by_field_name("value")?, None),
         None => {
             let pair = option("maxSteps")?;
+            // A method that takes its input and then its options (the AI
+            // SDK's own `generateText`, even as `ai.generateText`, takes one
+            // object, and with `maxSteps` is AI SDK 4, which has no
+            // `stopWhen`).
             let method =
                 call.child_by_field_name("function").is_some_and(|f| f.kind() == "member_expression");
+            let options = pair.parent().filter(|o| o.kind() == "object");
+            let second = options.is_some_and(|o| {
+                o.parent().is_some_and(|a| {
+                    a.kind() == "arguments"
+                        && a.id() == call.child_by_field_name("arguments").map_or(0, |n| n.id())
+                }) && o.prev_named_sibling().is_some()
+            });
             let count = pair.child_by_field_name("value")?;
-            if !method || pair.start_position().row != pair.end_position().row {
+            if !method || !second || pair.start_position().row != pair.end_position().row {
                 return None;
             }
             (pair, Some(source.get(count.byte_range())?))

@@ -312,6 +312,10 @@ fn an_agent_method_on_the_ai_sdk_bounded_by_max_steps_gets_a_stop_condition() {
     let report = audit(v4, None, Some(Language::TypeScript));
     assert!(report.warnings.iter().any(|w| w.code == "no-completion-check"), "{:?}", report.warnings);
     assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
+    let namespaced = "import * as ai from \"ai\";\n\nconst { text } = await ai.generateText({ model, tools, maxSteps: 5, prompt });\n";
+    let report = audit(namespaced, None, Some(Language::TypeScript));
+    assert!(report.warnings.iter().any(|w| w.code == "no-completion-check"), "{:?}", report.warnings);
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
 }
 
 #[test]
