@@ -28,8 +28,10 @@
 //!   `recursion_limit`, `max_iter=`, `max_steps=`, `max_iterations=`, the
 //!   Claude Agent SDK's `maxTurns`); for a completion check its own way to
 //!   say "done" (AutoGen's `TextMentionTermination`, LangGraph's
-//!   `tools_condition`) or, for the AI SDK, a stop condition that ends the
-//!   run when a step repeats the last one.
+//!   `tools_condition`, smolagents' `final_answer_checks`) or, for the AI
+//!   SDK, a stop condition that ends the run when a step repeats the last
+//!   one (given to an agent method on top of it, VoltAgent's, in place of
+//!   `maxSteps`, whose cap moves into the `stopWhen` list).
 //!
 //! Every edit inserts whole lines or rewrites one line, so the suggestion
 //! applies to the source as pasted and reads as a small diff.
@@ -1618,6 +1620,7 @@ fn framework_plan(
         Missing::Detect => match framework {
             "autogen" => autogen_completion(&calls, source),
             "langgraph" => langgraph_completion(&calls, source),
+            "smolagents" => smolagents_completion(&calls, source),
             _ => None,
         },
     }
@@ -1626,26 +1629,54 @@ fn framework_plan(
 /// The AI SDK's loop given a stop condition of its own that ends the run
 /// when a step makes the same tool calls as the step before it, beside the
 /// conditions it has (`stopWhen: [stepCountIs(5), repeatsPreviousStep]`).
+/// An agent framework's method on top of the AI SDK that takes its options
+/// and is bounded by `maxSteps` alone (VoltAgent's `agent.generateText(input,
+/// { maxSteps: 4 })`) hands `stopWhen` to the AI SDK in place of the step
+/// count: the cap moves into it as `stepCountIs(4)`, imported from `ai`.
 fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFact) -> Option<Plan> {
     let call = tree.root_node().descendant_for_byte_range(fact.range.start, fact.range.end)?;
     let call = ancestors(call).find(|n| n.byte_range() == fact.range)?;
-    // The `stopWhen:` of the call's options.
-    let mut stack = vec![call];
-    let mut value = None;
-    while let Some(node) = stack.pop() {
-        if node.kind() == "pair"
-            && node.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some("stopWhen")
-        {
-            value = node.child_by_field_name("value");
-            break;
+    // The `stopWhen:` (or `maxSteps:`) of the call's options.
+    let option = |key: &str| {
+        let mut stack = vec![call];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "pair"
+                && node.child_by_field_name("key").and_then(|k| source.get(k.byte_range())) == Some(key)
+            {
+                return Some(node);
+            }
+            if node.id() != call.id() && is_function(node.kind()) {
+                continue;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
         }
-        if node.id() != call.id() && is_function(node.kind()) {
-            continue;
+        None
+    };
+    let (value, steps) = match option("stopWhen") {
+        Some(pair) => (pair.child_by_field_name("value")?, None),
+        None => {
+            let pair = option("maxSteps")?;
+            // A method that takes its input and then its options (the AI
+            // SDK's own `generateText`, even as `ai.generateText`, takes one
+            // object, and with `maxSteps` is AI SDK 4, which has no
+            // `stopWhen`).
+            let method =
+                call.child_by_field_name("function").is_some_and(|f| f.kind() == "member_expression");
+            let options = pair.parent().filter(|o| o.kind() == "object");
+            let second = options.is_some_and(|o| {
+                o.parent().is_some_and(|a| {
+                    a.kind() == "arguments"
+                        && a.id() == call.child_by_field_name("arguments").map_or(0, |n| n.id())
+                }) && o.prev_named_sibling().is_some()
+            });
+            let count = pair.child_by_field_name("value")?;
+            if !method || !second || pair.start_position().row != pair.end_position().row {
+                return None;
+            }
+            (pair, Some(source.get(count.byte_range())?))
         }
-        let mut cursor = node.walk();
-        stack.extend(node.named_children(&mut cursor));
-    }
-    let value = value?;
+    };
     if value.start_position().row != value.end_position().row {
         return None;
     }
@@ -1670,6 +1701,15 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
          {indent}{unit}return steps.length > 1 && current === previous;\n\
          {indent}}};\n"
     );
+    if let Some(count) = steps {
+        let imported = import_names_insert(source, "ai", "stepCountIs")?;
+        return Some(Plan {
+            exit: ExitId::E5,
+            title: "Stop when a round changes nothing: a stop condition that ends the run when a step repeats the last step's tool calls (the step cap moves into `stopWhen` as `stepCountIs`)".to_string(),
+            inserts: vec![imported, (at, definition)],
+            replaces: vec![(value.byte_range(), format!("stopWhen: [stepCountIs({count}), {name}]"))],
+        });
+    }
     let mut inserts = vec![(at, definition)];
     if value.kind() == "array" {
         let mut cursor = value.walk();
@@ -1685,6 +1725,37 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
         inserts,
         replaces: Vec::new(),
     })
+}
+
+/// `name` added to a JavaScript import from `module` written on one line
+/// (`import { generateText } from "ai";`), or a new import line before the
+/// first import (in that import's quotes), or at the top.
+fn import_names_insert(source: &str, module: &str, name: &str) -> Option<(usize, String)> {
+    let mut offset = 0;
+    let mut first_import = None;
+    for line in source.split_inclusive('\n') {
+        let text = line.trim_end();
+        if text.starts_with("import ") {
+            first_import.get_or_insert((offset, if text.contains('\'') { '\'' } else { '"' }));
+            let from_module = [format!("from \"{module}\""), format!("from '{module}'")]
+                .iter()
+                .any(|f| text.trim_end_matches(';').ends_with(f.as_str()));
+            if from_module && !text.starts_with("import type") {
+                if let (Some(open), Some(close)) = (text.find('{'), text.find('}')) {
+                    let names = &text[open + 1..close];
+                    if names.split(',').any(|n| n.trim() == name) {
+                        return Some((offset, String::new()));
+                    }
+                    let end = offset + open + 1 + names.trim_end().len();
+                    let comma = if names.trim().is_empty() { " " } else { ", " };
+                    return Some((end, format!("{comma}{name}")));
+                }
+            }
+        }
+        offset += line.len();
+    }
+    let (at, quote) = first_import.unwrap_or((0, '"'));
+    Some((at, format!("import {{ {name} }} from {quote}{module}{quote};\n")))
 }
 
 /// AutoGen's team ends when an agent says TERMINATE: added to the team's
@@ -1705,6 +1776,55 @@ fn autogen_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
     Some(Plan {
         exit: ExitId::E1,
         title: "Stop when the work is done: end the run when an agent says TERMINATE (ask for it in the agents' system messages)".to_string(),
+        inserts,
+        replaces: Vec::new(),
+    })
+}
+
+/// A smolagents agent ends when the model calls `final_answer`, whatever it
+/// answers: `final_answer_checks` makes it finish only on an answer that
+/// passes a check of the file's own (an empty answer is not the work done),
+/// defined before the code that makes the agent. (The library calls each
+/// check with the answer and the agent's memory, newer versions also with
+/// `agent=`.)
+fn smolagents_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
+    const AGENTS: &[&str] = &["CodeAgent", "ToolCallingAgent", "MultiStepAgent"];
+    let agents: Vec<Node<'_>> = calls
+        .iter()
+        .copied()
+        .filter(|c| AGENTS.iter().any(|a| callee_text(*c, source).rsplit('.').next() == Some(a)))
+        .collect();
+    if agents.is_empty() || agents.iter().any(|a| has_keyword(*a, "final_answer_checks", source)) {
+        return None;
+    }
+    // The definition goes before the top-level statement that holds the
+    // first agent (its decorators and the comments just above it included).
+    let top = ancestors(agents[0]).find(|n| n.parent().is_some_and(|p| p.kind() == "module"))?;
+    let mut at = line_start(source, top.start_byte());
+    if !starts_its_line(source, top.start_byte()) || top.start_position().column != 0 {
+        return None;
+    }
+    while at > 0 {
+        let previous = line_start(source, at - 1);
+        if !source[previous..at].trim_start().starts_with('#') {
+            break;
+        }
+        at = previous;
+    }
+    let name =
+        fresh_name(source, &["final_answer_is_complete".to_string(), "answer_is_complete".to_string()]);
+    let definition = format!(
+        "def {name}(final_answer, memory, agent=None):\n    \"\"\"Accept the final answer only when the work is done: an empty answer is not (add the task's own test here).\"\"\"\n    return final_answer is not None and str(final_answer).strip() != \"\"\n\n\n"
+    );
+    // (Two blank lines around it, as around any top-level function.)
+    let before = if at == 0 || source[..at].ends_with("\n\n") { "" } else { "\n\n" };
+    let mut inserts = vec![(at, format!("{before}{definition}"))];
+    for agent in agents {
+        inserts.push(keyword_insert(agent, &format!("final_answer_checks=[{name}]"), source)?);
+    }
+    Some(Plan {
+        exit: ExitId::E1,
+        title: "Stop when the work is done: accept the final answer only when it passes a check (smolagents' `final_answer_checks`)".to_string(),
         inserts,
         replaces: Vec::new(),
     })
@@ -1831,7 +1951,10 @@ fn append_item(list: Node<'_>, items: &[Node<'_>], item: &str, source: &str) -> 
         starts_its_line(source, last.start_byte()) && last.start_position().row > list.start_position().row;
     if own_line {
         let line_end = next_line_start(source, last.end_byte());
-        if source[last.end_byte()..line_end].trim() == "," {
+        // (A comment may follow the comma: `max_steps=50,  # more room`.)
+        let rest = source[last.end_byte()..line_end].trim();
+        let after_comma = rest.strip_prefix(',').map(str::trim_start);
+        if after_comma.is_some_and(|r| r.is_empty() || r.starts_with('#') || r.starts_with("//")) {
             let indent = indentation_of_line(source, line_start(source, last.start_byte()));
             return Some((line_end, format!("{indent}{item},\n")));
         }

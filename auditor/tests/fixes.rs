@@ -264,6 +264,61 @@ fn a_framework_run_that_only_runs_out_gets_the_framework_s_completion_check() {
 }
 
 #[test]
+fn a_smolagents_run_gets_a_check_of_its_final_answer() {
+    // The check is defined before the code that makes the agent (with the
+    // comment above it); the keyword goes on a line of its own after a
+    // last argument that carries a comment.
+    let source = "from smolagents import CodeAgent\n\n\n# The agent.\ndef make_agent(model):\n    return CodeAgent(\n        tools=[search],\n        model=model,\n        max_steps=30,  # room to search\n    )\n\n\nmake_agent(model).run(\"Who won?\")\n";
+    let (fixed, _) = applied(Language::Python, source, ExitId::E1);
+    assert!(
+        fixed.contains("\n\n\ndef final_answer_is_complete(final_answer, memory, agent=None):\n"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("    return final_answer is not None and str(final_answer).strip() != \"\"\n\n\n# The agent.\ndef make_agent"), "{fixed}");
+    assert!(
+        fixed.contains("        max_steps=30,  # room to search\n        final_answer_checks=[final_answer_is_complete],\n    )"),
+        "{fixed}"
+    );
+    // A name the file already uses is not taken; an agent made at the top
+    // level gets the check just before it.
+    let taken = "from smolagents import ToolCallingAgent\n\nfinal_answer_is_complete = False\nagent = ToolCallingAgent(tools=[search], model=model, max_steps=10)\nagent.run(\"Who won?\")\n";
+    let (fixed, _) = applied(Language::Python, taken, ExitId::E1);
+    assert!(fixed.contains("\ndef answer_is_complete(final_answer, memory, agent=None):\n"), "{fixed}");
+    assert!(fixed.contains("max_steps=10, final_answer_checks=[answer_is_complete])"), "{fixed}");
+    assert!(fixed.contains("final_answer_is_complete = False\n\n\ndef answer_is_complete("), "{fixed}");
+}
+
+#[test]
+fn an_agent_method_on_the_ai_sdk_bounded_by_max_steps_gets_a_stop_condition() {
+    // VoltAgent's `agent.generateText(input, options)`: `stopWhen` replaces
+    // the step count, which moves into it.
+    let source = "import { Agent } from \"@voltagent/core\";\nimport { tool } from \"ai\";\n\nconst agent = new Agent({ name: \"support\", instructions: \"Help.\", model, tools });\n\nconst response = await agent.generateText(\"Close ticket 7.\", {\n  userId: \"u1\",\n  maxSteps: 4,\n});\nconsole.log(response.text);\n";
+    let (fixed, _) = applied(Language::TypeScript, source, ExitId::E5);
+    assert!(fixed.contains("import { tool, stepCountIs } from \"ai\";\n"), "{fixed}");
+    assert!(fixed.contains("  stopWhen: [stepCountIs(4), repeatsPreviousStep],\n"), "{fixed}");
+    assert!(!fixed.contains("maxSteps"), "{fixed}");
+    assert!(fixed.contains("const repeatsPreviousStep = ({ steps }"), "{fixed}");
+    let again = audit(&fixed, None, Some(Language::TypeScript));
+    assert!(again.found().contains(&ExitId::E2), "the cap is still read\n{fixed}");
+
+    // Without an import from `ai`, one is added in the file's quotes.
+    let single = "import { Agent } from '@voltagent/core';\n\nconst out = await agent.streamText('Plan the trip.', { maxSteps: 6 });\n";
+    let (fixed, _) = applied(Language::JavaScript, single, ExitId::E5);
+    assert!(fixed.starts_with("import { stepCountIs } from 'ai';\nimport { Agent }"), "{fixed}");
+
+    // Decoy: the AI SDK's own `generateText` with `maxSteps` is AI SDK 4,
+    // which has no `stopWhen`: no stop condition is offered.
+    let v4 = "import { generateText } from \"ai\";\n\nconst { text } = await generateText({ model, tools, maxSteps: 5, prompt });\n";
+    let report = audit(v4, None, Some(Language::TypeScript));
+    assert!(report.warnings.iter().any(|w| w.code == "no-completion-check"), "{:?}", report.warnings);
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
+    let namespaced = "import * as ai from \"ai\";\n\nconst { text } = await ai.generateText({ model, tools, maxSteps: 5, prompt });\n";
+    let report = audit(namespaced, None, Some(Language::TypeScript));
+    assert!(report.warnings.iter().any(|w| w.code == "no-completion-check"), "{:?}", report.warnings);
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
+}
+
+#[test]
 fn the_agent_sdk_query_loop_gets_max_turns_in_its_options() {
     let source = "for await (const message of query({\n  prompt: task,\n  options: {\n    permissionMode: \"acceptEdits\",\n  },\n})) {\n  if (message.type === \"result\" && message.subtype === \"success\") {\n    break;\n  }\n}\n";
     let (fixed, _) = applied(Language::TypeScript, source, ExitId::E2);
