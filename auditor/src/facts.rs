@@ -1459,7 +1459,9 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
             (Family::Js, "for_statement") => match self.field(node, "condition") {
-                Some(c) if self.kind_name(c) != ";" && self.kind_name(c) != "empty_statement" => condition.push(c),
+                Some(c) if self.kind_name(c) != ";" && self.kind_name(c) != "empty_statement" => {
+                    condition.push(c)
+                }
                 _ => infinite = true,
             },
             (Family::Python, "for_statement") | (Family::Js, "for_in_statement") => {
@@ -1664,9 +1666,9 @@ impl<'s, 't> Walker<'s, 't> {
         // `if err != nil { return err }` right after the retries.
         self.syn_of(next) == Syn::If && {
             let body = self.field(next, "consequence").or_else(|| {
-                (0..next.named_child_count())
-                    .filter_map(|i| next.named_child(i as u32))
-                    .find(|c| matches!(self.kind_name(*c), "block" | "statement_block" | "compound_statement"))
+                (0..next.named_child_count()).filter_map(|i| next.named_child(i as u32)).find(|c| {
+                    matches!(self.kind_name(*c), "block" | "statement_block" | "compound_statement")
+                })
             });
             body.is_some_and(|body| {
                 // (Go puts a block's statements in a list of their own.)
@@ -1792,8 +1794,10 @@ impl<'s, 't> Walker<'s, 't> {
         for try_node in tries {
             self.wrapping_tries.insert(try_node.id());
             let mut cursor = try_node.walk();
-            let handlers: Vec<Node<'t>> =
-                try_node.named_children(&mut cursor).filter(|c| self.kind_name(*c) == "except_clause").collect();
+            let handlers: Vec<Node<'t>> = try_node
+                .named_children(&mut cursor)
+                .filter(|c| self.kind_name(*c) == "except_clause")
+                .collect();
             for handler in handlers {
                 for words in self.handler_word_groups(handler) {
                     let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
@@ -2265,7 +2269,8 @@ impl<'s, 't> Walker<'s, 't> {
                 for up in 0..3 {
                     match self.ancestor(up) {
                         Some(parent) if self.kind_name(parent) == "try_expression" => return true,
-                        Some(parent) if matches!(self.kind_name(parent), "await_expression" | "call_expression") => {}
+                        Some(parent)
+                            if matches!(self.kind_name(parent), "await_expression" | "call_expression") => {}
                         _ => return false,
                     }
                 }
@@ -2396,7 +2401,10 @@ impl<'s, 't> Walker<'s, 't> {
         };
         let Some(target) = target else { return };
         let mut targets = vec![self.text(target).trim().to_string()];
-        if matches!(self.kind_name(target), "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern") {
+        if matches!(
+            self.kind_name(target),
+            "pattern_list" | "tuple_pattern" | "expression_list" | "array_pattern"
+        ) {
             // `a, b := f()`, `resp.Data, err = g()`: each operand is a target,
             // a field as a whole (not its receiver's name).
             targets = self.children_named(target).iter().map(|t| self.text(*t).trim().to_string()).collect();
@@ -2774,7 +2782,8 @@ impl<'s, 't> Walker<'s, 't> {
                 .count()
                 > 1
         };
-        let leaves = |statement: Node<'t>| matches!(self.kind_name(statement), "return_statement" | "break_statement");
+        let leaves =
+            |statement: Node<'t>| matches!(self.kind_name(statement), "return_statement" | "break_statement");
         self.siblings_of(body, current).before().iter().copied().any(|statement| {
             let last_leaves = |block: Node<'t>| last_statement(block).is_some_and(leaves);
             // `try: ...; return m` or `try: m = parse() except E: ...
@@ -3106,7 +3115,9 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
-        if matches!(self.kind_name(node), "return_statement" | "return_expression") && node.named_child_count() > 0 {
+        if matches!(self.kind_name(node), "return_statement" | "return_expression")
+            && node.named_child_count() > 0
+        {
             self.facts.return_sites.insert(site.start);
         }
         if loops.is_empty() {
@@ -3168,8 +3179,8 @@ impl<'s, 't> Walker<'s, 't> {
         }
         // `try: return parse(execute(code)) except Error: code = fix(code)`:
         // the return under no condition is the attempt that got through.
-        let returns_value =
-            matches!(self.kind_name(node), "return_statement" | "return_expression") && node.named_child_count() > 0;
+        let returns_value = matches!(self.kind_name(node), "return_statement" | "return_expression")
+            && node.named_child_count() > 0;
         if returns_value
             && groups.is_empty()
             && skipped.is_empty()

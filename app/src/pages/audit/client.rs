@@ -126,7 +126,8 @@ mod browser {
     pub fn early_audit() -> Option<(String, String)> {
         let window = web_sys::window()?;
         let started = Reflect::get(&window, &JsValue::from_str("__fixedpointWorker")).ok()?;
-        let audit = Reflect::get(&started, &JsValue::from_str("audit")).ok().filter(|value| value.is_object())?;
+        let audit =
+            Reflect::get(&started, &JsValue::from_str("audit")).ok().filter(|value| value.is_object())?;
         let field = |name: &str| Reflect::get(&audit, &JsValue::from_str(name)).ok()?.as_string();
         Some((field("source")?, field("language")?))
     }
