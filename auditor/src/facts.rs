@@ -983,7 +983,8 @@ struct Walker<'s, 't> {
     string_nesting: Vec<bool>,
     /// For each call frame: whether it is a logging call.
     call_nesting: Vec<bool>,
-    /// Names of the functions entered so far.
+    /// Names of the functions entered so far, and of those defined at the
+    /// top of the file or in its classes ([`Walker::declare_functions`]).
     function_names: HashSet<String>,
     /// Calls from a named function to a bare name or a method of its own
     /// object (`finish()`, `this.chatApi()`), with the guards above them when
@@ -1272,7 +1273,43 @@ impl<'s, 't> Walker<'s, 't> {
         self.kind_of(node).0
     }
 
+    /// The names of the functions defined at the top of the file and in its
+    /// classes, modules and blocks of methods (not inside other functions),
+    /// known before the walk: a call of a function defined further down
+    /// keeps its guards for the search for mutual recursion
+    /// (`processResponse` calls `handleToolUse`, defined after it, which
+    /// calls `processResponse` back).
+    fn declare_functions(&mut self, root: Node<'t>) {
+        let mut stack = vec![(root, 0u8)];
+        let mut cursor = root.walk();
+        let mut visited = 0usize;
+        while let Some((node, depth)) = stack.pop() {
+            visited += 1;
+            if visited > 4096 {
+                break;
+            }
+            for child in node.named_children(&mut cursor) {
+                if self.syn_of(child) == Syn::Function {
+                    let name = self.field(child, "name").or_else(|| {
+                        // `const run = async () => {...}`: the declarator names it.
+                        (self.kind_name(node) == "variable_declarator")
+                            .then(|| self.field(node, "name"))
+                            .flatten()
+                    });
+                    if let Some(name) = name.map(|n| self.text(n)) {
+                        if !self.function_names.contains(name) {
+                            self.function_names.insert(name.to_string());
+                        }
+                    }
+                } else if depth < 4 && child.named_child_count() > 0 {
+                    stack.push((child, depth + 1));
+                }
+            }
+        }
+    }
+
     fn walk(&mut self, tree: &'t Tree) {
+        self.declare_functions(tree.root_node());
         let mut cursor = tree.walk();
         // The cursor's depth, kept here: `TreeCursor::depth` counts its
         // stack on every call, a few percent of a whole audit.

@@ -869,6 +869,30 @@ fn functions_that_call_each_other_round_are_one_recursion() {
 }
 
 #[test]
+fn a_recursion_through_a_function_defined_further_down_keeps_its_guard() {
+    // Bedrock's tool-use examples: the model's reply is handled by
+    // `processResponse`, which calls `handleToolUse` (defined after it) only
+    // while the stop reason is `tool_use`; that one runs the tools and calls
+    // `processResponse` back. The guard of the call down the file ends it.
+    let source = "async function processResponse(response, messages) {\n  if (response.stopReason === \"tool_use\") {\n    await handleToolUse(response, messages);\n  }\n  if (response.stopReason === \"end_turn\") {\n    console.log(response.output.message.content[0].text);\n  }\n}\n\nasync function handleToolUse(response, messages) {\n  messages.push(response.output.message);\n  messages.push(await runTools(response.output.message));\n  await processResponse(await send(messages), messages);\n}\n";
+    check(JavaScript, source, &[E1]);
+    assert_eq!(evidence_lines(JavaScript, source, E1), vec![2]);
+    // The same in Python, the helper a method of the class further down.
+    check(
+        Python,
+        "class Chat:\n    def handle(self, reply):\n        if reply.stop_reason == 'tool_use':\n            self.use_tools(reply)\n\n    def use_tools(self, reply):\n        results = run_tools(reply)\n        self.handle(self.client.send(results))\n",
+        &[E1],
+    );
+    // Decoy: a guarded call of a function defined further down that never
+    // calls back is no recursion, and its guard ends nothing.
+    check(
+        JavaScript,
+        "async function processResponse(response) {\n  if (response.stopReason === \"tool_use\") {\n    await handleToolUse(response);\n  }\n}\n\nasync function handleToolUse(response) {\n  await runTools(response.output.message);\n}\n",
+        &[],
+    );
+}
+
+#[test]
 fn a_call_on_another_object_of_the_same_name_is_no_cycle() {
     // `run` calls `self.step`, and `step` calls `tool.run`: another object's
     // `run`, not this one's. No recursion, so the loop in `run` alone decides.
