@@ -407,6 +407,9 @@ const FRAMEWORKS: &[Framework] = &[
         bound: None,
     },
     Framework { name: "ai-sdk", entry_points: &["generateText", "streamText"], bound: None },
+    // TanStack AI's `chat({ adapter, tools, agentLoopStrategy })`: a run of
+    // tool calls until the model answers, or the strategy says stop.
+    Framework { name: "tanstack-ai", entry_points: &["chat"], bound: None },
 ];
 
 /// Adds a `framework` loop for each framework whose loop the file starts, and
@@ -426,6 +429,11 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
         if framework.name == "ai-sdk"
             && !facts.kwargs.iter().any(|k| matches!(k.name.as_str(), "stopWhen" | "maxSteps" | "stop_when"))
         {
+            continue;
+        }
+        // `chat(...)` is a name of every kind of code: TanStack AI's run is
+        // known by its loop strategy.
+        if framework.name == "tanstack-ai" && !facts.kwargs.iter().any(|k| k.name == "agentLoopStrategy") {
             continue;
         }
         count += 1;

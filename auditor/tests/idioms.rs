@@ -893,6 +893,21 @@ fn a_recursion_through_a_function_defined_further_down_keeps_its_guard() {
 }
 
 #[test]
+fn tanstack_ai_runs_are_bounded_by_their_loop_strategy() {
+    // TanStack AI's `chat()` runs tool calls until the model answers; its
+    // `agentLoopStrategy` caps the iterations.
+    let source = "import { chat, maxIterations } from '@tanstack/ai'\n\nexport function answer(messages: Message[]) {\n  return chat({\n    adapter: openaiText('gpt-5'),\n    tools: [searchTool],\n    agentLoopStrategy: maxIterations(10),\n    maxTokens: 2048,\n    messages,\n  })\n}\n";
+    check(TypeScript, source, &[E2]);
+    assert_eq!(evidence_lines(TypeScript, source, E2), vec![7]);
+    // Decoy: a function named `chat` without a loop strategy is no run.
+    check(
+        TypeScript,
+        "export function reply(room: Room, text: string) {\n  return chat({ room, text, maxTokens: 200 })\n}\n",
+        &[],
+    );
+}
+
+#[test]
 fn a_call_on_another_object_of_the_same_name_is_no_cycle() {
     // `run` calls `self.step`, and `step` calls `tool.run`: another object's
     // `run`, not this one's. No recursion, so the loop in `run` alone decides.

@@ -12,7 +12,8 @@
 //! counter compared with a maximum (`turn >= max_turns`, `i < 10` as a loop
 //! condition); framework arguments that bound the framework's own loop
 //! (`max_iterations=`, `max_turns=`, `max_steps=`, `recursion_limit`,
-//! `max_round=`, `stopWhen: stepCountIs(5)`, AutoGen's
+//! `max_round=`, `stopWhen: stepCountIs(5)`, TanStack AI's
+//! `agentLoopStrategy: maxIterations(10)`, AutoGen's
 //! `MaxMessageTermination`); a retry decorator's `stop_after_attempt(3)` on a
 //! function that is the loop itself.
 //!
@@ -127,6 +128,11 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     }
     if matches!(kwarg.name.as_str(), "stopWhen" | "stop_when") {
         return kwarg.value_words.iter().any(|w| w == "step" || w == "round" || w == "turn");
+    }
+    // TanStack AI: `agentLoopStrategy: maxIterations(10)`.
+    if kwarg.name == "agentLoopStrategy" {
+        let has_value = |word: &str| kwarg.value_words.iter().any(|w| w == word);
+        return has_value("max") && ["iter", "step", "turn", "round"].iter().any(|w| has_value(w));
     }
     if has("attempt") {
         // `max_retries=` configures one request's retries.
