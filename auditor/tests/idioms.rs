@@ -1267,3 +1267,53 @@ fn e5_stale_passes_counted_or_tracked() {
         &[E2],
     );
 }
+
+#[test]
+fn the_end_of_a_stream_read_a_chunk_a_pass_is_no_exit() {
+    // A reader pumped into a response: `done` is the iterator protocol's
+    // end of input, not the work done.
+    let pump = "export async function relay(res: Response, readable: ReadableStream) {\n  const reader = readable.getReader()\n  while (true) {\n    const { done, value } = await reader.read()\n    if (done) break\n    res.write(value)\n  }\n  res.end()\n}\n";
+    check(TypeScript, pump, &[]);
+    // The same with a generator stepped by hand.
+    let generator = "async function drain(events) {\n  for (;;) {\n    const result = await events.next();\n    if (result.done) return;\n    console.log(result.value);\n  }\n}\n";
+    check(JavaScript, generator, &[]);
+    // Decoys: a step of the agent that says it is done is the goal met, and
+    // a pump inside an agent loop leaves the agent loop's own exits alone.
+    let step = "async function run(agent: Agent) {\n  for (let turn = 0; turn < 20; turn++) {\n    const { done, answer } = await agent.step()\n    if (done) return answer\n  }\n}\n";
+    check(TypeScript, step, &[E1, E2]);
+    let nested = "async function run(agent: Agent) {\n  while (true) {\n    const reply = await agent.reply()\n    const reader = reply.body.getReader()\n    while (true) {\n      const { done, value } = await reader.read()\n      if (done) break\n      show(value)\n    }\n    if (!reply.toolCalls.length) return reply\n  }\n}\n";
+    check(TypeScript, nested, &[E1]);
+    assert_eq!(evidence_lines(TypeScript, nested, E1), vec![10]);
+}
+
+#[test]
+fn an_abort_controller_nobody_aborts_is_no_stop() {
+    // Made for one framework run and handed to it: nothing here aborts it.
+    let handed = "export async function handle(req: Request, params: Params) {\n  const abortController = new AbortController()\n  const stream = chat({\n    adapter,\n    messages: params.messages,\n    agentLoopStrategy: maxIterations(10),\n    abortController,\n  })\n  return toServerSentEventsStream(stream, abortController)\n}\n";
+    check(TypeScript, handed, &[E2]);
+    // Decoys: aborted when another part of the program says stop, or kept
+    // where a caller can abort it.
+    let aborted = "export async function chatLoop(agent: Agent, session: Session) {\n  const controller = new AbortController()\n  session.onStop(() => controller.abort())\n  while (true) {\n    const reply = await agent.reply({ signal: controller.signal })\n    if (!reply.toolCalls.length) return reply\n  }\n}\n";
+    check(TypeScript, aborted, &[E1, E8]);
+    let kept = "class Runner {\n  async run(agent: Agent) {\n    this.controller = new AbortController()\n    while (true) {\n      const reply = await agent.reply({ signal: this.controller.signal })\n      if (!reply.toolCalls.length) return reply\n    }\n  }\n}\n";
+    check(TypeScript, kept, &[E1, E8]);
+}
+
+#[test]
+fn an_abort_controller_aborted_on_ctrl_c_is_a_human_interrupt() {
+    // Ctrl-C on the readline prompt aborts the request underway.
+    let readline = "export async function mainCliLoop(agent: Agent) {\n  const rl = readline.createInterface({ input: stdin, output: stdout })\n  let abortController = new AbortController()\n  rl.on(\"SIGINT\", () => {\n    abortController.abort()\n    abortController = new AbortController()\n  })\n  while (true) {\n    const input = await rl.question(\"> \")\n    for await (const chunk of agent.run(input, { abortSignal: abortController.signal })) {\n      stdout.write(chunk)\n    }\n  }\n}\n";
+    check(TypeScript, readline, &[E6]);
+    assert_eq!(evidence_lines(TypeScript, readline, E6), vec![4]);
+    // Escape aborts the request underway, and the run with it.
+    let escape = "export async function chatLoop(agent: Agent) {\n  const controller = new AbortController()\n  process.stdin.on('keypress', (_, key) => { if (key.name === 'escape') controller.abort() })\n  while (true) {\n    const reply = await agent.reply({ signal: controller.signal })\n    if (!reply.toolCalls.length) return reply\n  }\n}\n";
+    check(TypeScript, escape, &[E1, E6]);
+    assert_eq!(evidence_lines(TypeScript, escape, E6), vec![3]);
+    // The prompt's close (Ctrl-D, or Ctrl-C closing it) wired to the signal.
+    let close = "async function chat(client) {\n  const rl = readline.createInterface({ input: process.stdin, output: process.stdout })\n  const ac = new AbortController()\n  const onClose = () => ac.abort()\n  rl.on(\"close\", onClose)\n  while (true) {\n    let message\n    try {\n      message = await rl.question(\"Query: \", { signal: ac.signal })\n    } catch {\n      break\n    }\n    console.log(await client.ask(message))\n  }\n}\n";
+    check(JavaScript, close, &[]);
+    // Decoy: a socket's close is the other side going away, a stop from
+    // outside.
+    let socket = "async function serve(ws, agent) {\n  const controller = new AbortController()\n  ws.on(\"close\", () => controller.abort())\n  while (true) {\n    const reply = await agent.reply({ signal: controller.signal })\n    if (!reply.toolCalls.length) return reply\n  }\n}\n";
+    check(JavaScript, socket, &[E1, E8]);
+}

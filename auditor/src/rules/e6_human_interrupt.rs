@@ -129,6 +129,19 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     if matches!(call.callee_last.as_str(), "HandoffTermination" | "ctrl_c" | "interrupt") {
         return true;
     }
+    // A readline interface's Ctrl-C (`rl.on("SIGINT", ...)`: Node hands the
+    // key to the interface, not to the process), and a key that aborts the
+    // request underway (`stdin.on("keypress", ... controller.abort())`).
+    if super::is_key_event_registration(call) && super::e8_external_event::person_listener(call) {
+        let aborts_inside = || {
+            facts.calls.iter().any(|c| {
+                c.callee_last == "abort" && call.range.start <= c.range.start && c.range.end <= call.range.end
+            })
+        };
+        if call.arg_literals.iter().any(|w| w == "sigint") || aborts_inside() {
+            return true;
+        }
+    }
     // (`trap cleanup INT` where cleanup neither exits nor sets a flag.)
     if !is_signal_registration(call) || facts.trap_handler_stays(call) {
         return false;

@@ -158,7 +158,9 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         call.callee_last.as_str(),
         "AbortController" | "CancellationToken" | "CancellationTokenSource"
     ) {
-        return !call.in_loop;
+        return !call.in_loop
+            && !(call.callee_last == "AbortController"
+                && (never_aborted(facts, call) || aborted_by_a_person(facts)));
     }
     if call.callee.contains("CancellationToken") && call.callee_last == "new" {
         return !call.in_loop;
@@ -170,4 +172,61 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     mentions("cancel")
         || (call.callee_last == "signal" && mentions("done"))
         || (call.callee_last == "trap" && ["term", "hup", "usr1", "quit"].iter().any(|w| mentions(w)))
+}
+
+/// `const controller = new AbortController()` kept in a local name and only
+/// handed to calls, with no `abort()` anywhere in the source: whatever
+/// aborts it is inside the library it was handed to, not a stop the code
+/// offers. (Kept in a field or handed on at once, it reaches code outside
+/// the paste, which may abort it.)
+fn never_aborted(facts: &Facts, call: &CallFact) -> bool {
+    let local = facts.assigns.iter().any(|assign| {
+        assign.range.start <= call.range.start
+            && call.range.end <= assign.range.end
+            && !assign.target.contains('.')
+            && !assign.target.starts_with("this")
+    });
+    local && !facts.calls.iter().any(|other| other.callee_last == "abort")
+}
+
+/// Every `abort()` of the source sits in a listener for a person's keys or
+/// for the prompt closing (`rl.on("SIGINT", () => controller.abort())`,
+/// `const onClose = () => ac.abort(); rl.on("close", onClose)`): the
+/// controller is how Ctrl-C reaches the request, a human interrupt (E6).
+fn aborted_by_a_person(facts: &Facts) -> bool {
+    let listeners: Vec<&CallFact> = facts.calls.iter().filter(|c| person_listener(c)).collect();
+    let mut aborts = facts.calls.iter().filter(|c| c.callee_last == "abort").peekable();
+    aborts.peek().is_some()
+        && aborts.all(|abort| {
+            listeners.iter().any(|listener| {
+                let inside =
+                    listener.range.start <= abort.range.start && abort.range.end <= listener.range.end;
+                let named = abort.enclosing_function.as_deref().is_some_and(|name| {
+                    let words = crate::words::canonical_words(name);
+                    !words.is_empty() && words.iter().all(|w| listener.arg_words.contains(w))
+                });
+                inside || named
+            })
+        })
+}
+
+/// A listener for a person's keys or for the prompt closing: Ctrl-C
+/// (`rl.on("SIGINT")`, `process.on("SIGINT")`), a key (`keypress`,
+/// `escape`), or the close of a readline prompt (Ctrl-D).
+pub(crate) fn person_listener(call: &CallFact) -> bool {
+    if !(super::is_key_event_registration(call) || is_signal_registration(call)) {
+        return false;
+    }
+    let says = |word: &str| call.arg_literals.iter().any(|w| w == word);
+    // (A socket closing is the other side going away, not a person: only a
+    // prompt's close counts.)
+    let prompt = {
+        let receiver = call.callee.rsplit_once('.').map_or("", |(r, _)| r);
+        let words = crate::words::canonical_words(receiver);
+        receiver == "rl"
+            || words
+                .iter()
+                .any(|w| matches!(w.as_str(), "readline" | "stdin" | "prompt" | "terminal" | "tty"))
+    };
+    says("sigint") || says("keypress") || says("escape") || (says("close") && prompt)
 }

@@ -433,6 +433,9 @@ fn calls_context_management(facts: &Facts, via: &std::ops::Range<usize>) -> bool
 
 fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<ExitId> {
     let clause = provenance.facts.clauses.get(link.clause)?;
+    if stream_end(provenance.facts, clause) {
+        return None;
+    }
     let (role, loop_id) = (link.role, Some(link.loop_id));
     let returns_value = provenance.facts.returns_value(&link.site);
     let mut own = ClauseView::new(provenance, clause, role, loop_id, false);
@@ -485,6 +488,28 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// `if (done) break` after `const { done, value } = await reader.read()`
+/// (or `.next()`, or `result.done` of such a call): the iterator protocol
+/// saying that a stream or a generator read one item a pass has no more.
+/// The loop ends when its input does, as a `for` over that input would: it
+/// says nothing of the work, so no exit.
+fn stream_end(facts: &Facts, clause: &Clause) -> bool {
+    // (`result.done` is read as one name or as its two parts.)
+    let base = match clause.idents.as_slice() {
+        [ident] => match ident.rsplit_once('.') {
+            Some((base, "done")) => base,
+            None if ident == "done" => ident.as_str(),
+            _ => return false,
+        },
+        [base, done] if done == "done" => base.as_str(),
+        _ => return false,
+    };
+    let function = facts.function_at(clause.range.start);
+    facts
+        .definition(base, clause.range.start, function)
+        .is_some_and(|d| matches!(d.callees.as_slice(), [only] if only == "read" || only == "next"))
 }
 
 /// What a counter of the clause counts, when every move of it sits under
@@ -697,6 +722,14 @@ pub(crate) fn decorator_counts(facts: &Facts, loop_id: Option<usize>) -> bool {
             facts.loops[id].function_name.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
         }
     }
+}
+
+/// A listener registered on an emitter (`rl.on("close", ...)`,
+/// `process.stdin.once("keypress", ...)`, `addEventListener`).
+pub(crate) fn is_key_event_registration(call: &CallFact) -> bool {
+    matches!(call.callee_last.as_str(), "on" | "once" | "addListener" | "addEventListener")
+        && call.callee != "process.on"
+        && call.callee != "process.once"
 }
 
 /// Signal registration calls: `signal.signal`, `process.on`, `signal.Notify`,
