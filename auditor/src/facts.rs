@@ -2370,6 +2370,8 @@ impl<'s, 't> Walker<'s, 't> {
                     | "sigint"
                     | "exists"
                     | "after"
+                    // (`untilFinishReason(['stop'])`: "finish" reads "done".)
+                    | "reason"
             )
         })
     }

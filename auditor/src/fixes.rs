@@ -1547,6 +1547,9 @@ fn framework_plan(
     if framework == "ai-sdk" && missing == Missing::Detect {
         return ai_sdk_progress(tree, source, language, fact);
     }
+    if framework == "tanstack-ai" && missing == Missing::Detect {
+        return tanstack_completion(tree, source, fact);
+    }
     if language != Language::Python {
         return None;
     }
@@ -1621,6 +1624,8 @@ fn framework_plan(
             "autogen" => autogen_completion(&calls, source),
             "langgraph" => langgraph_completion(&calls, source),
             "smolagents" => smolagents_completion(&calls, source),
+            "crewai" => crewai_completion(&calls, source),
+            "openai-agents" => openai_agents_completion(&calls, source),
             _ => None,
         },
     }
@@ -1727,6 +1732,39 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
     })
 }
 
+/// TanStack AI's `chat()` run bounded by its loop strategy alone
+/// (`agentLoopStrategy: maxIterations(10)`): the strategy is combined with
+/// `untilFinishReason(['stop'])`, which ends the run on the model's own
+/// finish reason, the cap kept beside it.
+fn tanstack_completion(tree: &Tree, source: &str, fact: &LoopFact) -> Option<Plan> {
+    let call = tree.root_node().descendant_for_byte_range(fact.range.start, fact.range.end)?;
+    let call = ancestors(call).find(|n| n.byte_range() == fact.range)?;
+    let arguments = call.child_by_field_name("arguments")?;
+    let mut cursor = arguments.walk();
+    let options = arguments.named_children(&mut cursor).find(|a| a.kind() == "object")?;
+    let mut cursor = options.walk();
+    let pair = options.named_children(&mut cursor).find(|p| {
+        p.kind() == "pair"
+            && p.child_by_field_name("key").and_then(|k| source.get(k.byte_range()))
+                == Some("agentLoopStrategy")
+    })?;
+    let value = pair.child_by_field_name("value")?;
+    let names = ["combineStrategies", "untilFinishReason"];
+    if value.start_position().row != value.end_position().row || names.iter().any(|n| source.contains(n)) {
+        return None;
+    }
+    let quote = if source.get(value.byte_range())?.contains('"') { '"' } else { '\'' };
+    Some(Plan {
+        exit: ExitId::E1,
+        title: "Stop when the work is done: end the run on the model's own finish reason, beside the iteration cap (TanStack AI's `untilFinishReason`)".to_string(),
+        inserts: vec![import_names_insert(source, "@tanstack/ai", &names.join(", "))?],
+        replaces: vec![(
+            value.byte_range(),
+            format!("combineStrategies([{}, untilFinishReason([{quote}stop{quote}])])", source.get(value.byte_range())?),
+        )],
+    })
+}
+
 /// `name` added to a JavaScript import from `module` written on one line
 /// (`import { generateText } from "ai";`), or a new import line before the
 /// first import (in that import's quotes), or at the top.
@@ -1797,34 +1835,100 @@ fn smolagents_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
     if agents.is_empty() || agents.iter().any(|a| has_keyword(*a, "final_answer_checks", source)) {
         return None;
     }
-    // The definition goes before the top-level statement that holds the
-    // first agent (its decorators and the comments just above it included).
-    let top = ancestors(agents[0]).find(|n| n.parent().is_some_and(|p| p.kind() == "module"))?;
-    let mut at = line_start(source, top.start_byte());
-    if !starts_its_line(source, top.start_byte()) || top.start_position().column != 0 {
-        return None;
-    }
-    while at > 0 {
-        let previous = line_start(source, at - 1);
-        if !source[previous..at].trim_start().starts_with('#') {
-            break;
-        }
-        at = previous;
-    }
     let name =
         fresh_name(source, &["final_answer_is_complete".to_string(), "answer_is_complete".to_string()]);
     let definition = format!(
-        "def {name}(final_answer, memory, agent=None):\n    \"\"\"Accept the final answer only when the work is done: an empty answer is not (add the task's own test here).\"\"\"\n    return final_answer is not None and str(final_answer).strip() != \"\"\n\n\n"
+        "def {name}(final_answer, memory, agent=None):\n    \"\"\"Accept the final answer only when the work is done: an empty answer is not (add the task's own test here).\"\"\"\n    return final_answer is not None and str(final_answer).strip() != \"\"\n"
     );
-    // (Two blank lines around it, as around any top-level function.)
-    let before = if at == 0 || source[..at].ends_with("\n\n") { "" } else { "\n\n" };
-    let mut inserts = vec![(at, format!("{before}{definition}"))];
+    let mut inserts = vec![definition_before(agents[0], &definition, source)?];
     for agent in agents {
         inserts.push(keyword_insert(agent, &format!("final_answer_checks=[{name}]"), source)?);
     }
     Some(Plan {
         exit: ExitId::E1,
         title: "Stop when the work is done: accept the final answer only when it passes a check (smolagents' `final_answer_checks`)".to_string(),
+        inserts,
+        replaces: Vec::new(),
+    })
+}
+
+/// A top-level function definition (`definition`, ending in one newline)
+/// put before the top-level statement that holds `call`, above the comments
+/// and decorators just over it, with two blank lines around it.
+fn definition_before(call: Node<'_>, definition: &str, source: &str) -> Option<(usize, String)> {
+    let top = ancestors(call).find(|n| n.parent().is_some_and(|p| p.kind() == "module"))?;
+    let mut at = line_start(source, top.start_byte());
+    if !starts_its_line(source, top.start_byte()) || top.start_position().column != 0 {
+        return None;
+    }
+    while at > 0 {
+        let previous = line_start(source, at - 1);
+        let line = source[previous..at].trim_start();
+        if !line.starts_with('#') && !line.starts_with('@') {
+            break;
+        }
+        at = previous;
+    }
+    let before = if at == 0 || source[..at].ends_with("\n\n") { "" } else { "\n\n" };
+    Some((at, format!("{before}{definition}\n\n")))
+}
+
+/// A CrewAI task is done when its agent gives a final answer, whatever it
+/// says: a `guardrail` accepts the output only when it passes a check of
+/// the file's own, and sends it back to the agent otherwise (an empty
+/// output is not the work done).
+fn crewai_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
+    let tasks: Vec<Node<'_>> = calls
+        .iter()
+        .copied()
+        .filter(|c| callee_text(*c, source).rsplit('.').next() == Some("Task"))
+        .collect();
+    if tasks.is_empty() || tasks.iter().any(|t| has_keyword(*t, "guardrail", source)) {
+        return None;
+    }
+    let name = fresh_name(source, &["output_is_complete".to_string(), "task_output_is_complete".to_string()]);
+    let definition = format!(
+        "def {name}(output):\n    \"\"\"Accept the task's output only when the work is done: an empty one is not (add the task's own test here).\"\"\"\n    text = str(getattr(output, \"raw\", output)).strip()\n    return (True, output) if text else (False, \"The output is empty: finish the task.\")\n"
+    );
+    let mut inserts = vec![definition_before(tasks[0], &definition, source)?];
+    for task in tasks {
+        inserts.push(keyword_insert(task, &format!("guardrail={name}"), source)?);
+    }
+    Some(Plan {
+        exit: ExitId::E1,
+        title: "Stop when the work is done: accept a task's output only when it passes a check (CrewAI's `guardrail`)".to_string(),
+        inserts,
+        replaces: Vec::new(),
+    })
+}
+
+/// An OpenAI Agents run ends when the model answers without a tool call,
+/// whatever it answers: `tool_use_behavior` with a function of the file's
+/// own ends it as soon as a tool reports the work done, with that tool's
+/// output as the final one.
+fn openai_agents_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
+    let agents: Vec<Node<'_>> = calls
+        .iter()
+        .copied()
+        .filter(|c| callee_text(*c, source).rsplit('.').next() == Some("Agent"))
+        .collect();
+    if agents.is_empty() || agents.iter().any(|a| has_keyword(*a, "tool_use_behavior", source)) {
+        return None;
+    }
+    let name = fresh_name(source, &["stop_when_done".to_string(), "stop_when_work_done".to_string()]);
+    let definition = format!(
+        "def {name}(context, tool_results):\n    \"\"\"End the run when a tool reports the work done (put the task's own test here).\"\"\"\n    for result in tool_results:\n        if str(result.output).strip().upper().startswith(\"DONE\"):\n            return ToolsToFinalOutputResult(is_final_output=True, final_output=result.output)\n    return ToolsToFinalOutputResult(is_final_output=False, final_output=None)\n"
+    );
+    let mut inserts = vec![
+        import_insert(source, "agents", "ToolsToFinalOutputResult")?,
+        definition_before(agents[0], &definition, source)?,
+    ];
+    for agent in agents {
+        inserts.push(keyword_insert(agent, &format!("tool_use_behavior={name}"), source)?);
+    }
+    Some(Plan {
+        exit: ExitId::E1,
+        title: "Stop when the work is done: end the run when a tool reports it (the Agents SDK's `tool_use_behavior`)".to_string(),
         inserts,
         replaces: Vec::new(),
     })

@@ -398,3 +398,45 @@ fn a_rewritten_line_is_a_whole_line_replacement_in_sarif_too() {
     let sarif = auditor::render_sarif(&auditor::Report::from(report.clone())).to_string();
     assert!(sarif.contains("\"byteOffset\""), "{sarif}");
 }
+
+#[test]
+fn a_crewai_task_gets_a_guardrail_and_an_openai_agents_run_a_tool_use_behavior() {
+    // CrewAI: every task of the crew gets the check, defined before the
+    // first of them.
+    let crew = "from crewai import Agent, Crew, Task\n\nanalyst = Agent(role=\"analyst\", goal=\"Find the cause\", backstory=\"SRE\", max_iter=15)\ntask = Task(description=\"Investigate\", expected_output=\"A report\", agent=analyst)\ncrew = Crew(agents=[analyst], tasks=[task])\ncrew.kickoff()\n";
+    let (fixed, _) = applied(Language::Python, crew, ExitId::E1);
+    assert!(fixed.contains("max_iter=15)\n\n\ndef output_is_complete(output):\n"), "{fixed}");
+    assert!(fixed.contains("agent=analyst, guardrail=output_is_complete)"), "{fixed}");
+    // The Agents SDK: the function goes before the function that makes the
+    // agent, its result type is imported beside `Agent`.
+    let agents = "from agents import Agent, Runner\n\n\ndef answer(question):\n    agent = Agent(name=\"helper\", instructions=\"Answer.\", tools=[lookup])\n    return Runner.run_sync(agent, question, max_turns=8).final_output\n";
+    let (fixed, _) = applied(Language::Python, agents, ExitId::E1);
+    assert!(fixed.starts_with("from agents import Agent, Runner, ToolsToFinalOutputResult\n\n\ndef stop_when_done(context, tool_results):\n"), "{fixed}");
+    assert!(fixed.contains("tools=[lookup], tool_use_behavior=stop_when_done)"), "{fixed}");
+    // An agent that already says when a tool's result ends the run gets no
+    // second one.
+    let decided = "from agents import Agent, Runner\n\nagent = Agent(name=\"a\", tools=[lookup], tool_use_behavior=\"stop_on_first_tool\")\nRunner.run_sync(agent, \"q\", max_turns=3)\n";
+    let report = audit(decided, None, Some(Language::Python));
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E1), "{:?}", report.fixes);
+}
+
+#[test]
+fn a_tanstack_ai_run_gets_its_finish_reason_beside_its_cap() {
+    let source = "import { chat, maxIterations } from '@tanstack/ai'\n\nexport async function answer(messages: Message[]) {\n  return chat({\n    adapter: openaiText('gpt-5'),\n    tools: [searchTool],\n    agentLoopStrategy: maxIterations(10),\n    messages,\n  })\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, source, ExitId::E1);
+    assert!(
+        fixed.starts_with(
+            "import { chat, maxIterations, combineStrategies, untilFinishReason } from '@tanstack/ai'\n"
+        ),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains(
+            "    agentLoopStrategy: combineStrategies([maxIterations(10), untilFinishReason(['stop'])]),\n"
+        ),
+        "{fixed}"
+    );
+    // A run that stops only on a reply cut short has no answer to stop on.
+    let cut = "import { chat, maxIterations, untilFinishReason } from '@tanstack/ai'\n\nexport const run = (messages) => chat({ adapter, messages, agentLoopStrategy: untilFinishReason(['length']) })\n";
+    assert!(audit(cut, None, Some(Language::JavaScript)).found().is_empty());
+}

@@ -15,7 +15,9 @@
 //! found in output (`"DONE" in out`, `grep -q DONE log`), a success status, a
 //! score reaching its target. Framework settings that end the framework's loop
 //! on success: `is_termination_msg=`, AutoGen's `TextMentionTermination`,
-//! the AI SDK's `hasToolCall(...)`, `tool_use_behavior="stop_on_first_tool"`,
+//! the AI SDK's `hasToolCall(...)`, TanStack AI's `untilFinishReason(...)`,
+//! `tool_use_behavior="stop_on_first_tool"`,
+//! smolagents' `final_answer_checks=`, a CrewAI task's `guardrail=`,
 //! LangGraph's `tools_condition` and routers that `return END` under such a
 //! condition.
 //!
@@ -417,7 +419,8 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     let value_has = |word: &str| kwarg.value_words.iter().any(|w| w == word);
     let literal_has = |word: &str| kwarg.value_literals.iter().any(|w| w == word);
     match kwarg.name.as_str() {
-        "is_termination_msg" | "final_answer_checks" => true,
+        // (CrewAI's task `guardrail=` accepts an output only when it passes.)
+        "is_termination_msg" | "final_answer_checks" | "guardrail" => true,
         "stopWhen" | "stop_when" => value_has("tool") && (value_has("call") || value_has("calls")),
         "tool_use_behavior" | "toolUseBehavior" => literal_has("stop") || value_has("stop"),
         _ => false,
@@ -433,6 +436,8 @@ pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
         | "SourceMatchTermination"
         | "hasToolCall"
         | "StopAtTools" => true,
+        // (On "length" the reply was cut off: that is no answer.)
+        "untilFinishReason" => call.arg_literals.iter().any(|w| w == "stop"),
         "add_conditional_edges" => {
             call.arg_words.iter().any(|w| w == "tool") && call.arg_words.iter().any(|w| w == "condition")
         }
