@@ -10,6 +10,11 @@
 # --format json` (built first), the whole process as a user runs it. Given a
 # baseline binary (an earlier build of `fixedpoint`), it counts that too and
 # prints the ratio. Needs valgrind (`apt-get install valgrind`).
+#
+# Build the baseline with the C compiler this script builds with (`CC=clang
+# cargo build --release -p server` in a worktree of the earlier commit, with
+# a target directory of its own): the grammars are C, and a baseline built
+# with gcc moves the ratios by a few percent (Bash 1.153 against 1.129).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
