@@ -1765,35 +1765,91 @@ fn tanstack_completion(tree: &Tree, source: &str, fact: &LoopFact) -> Option<Pla
     })
 }
 
-/// `name` added to a JavaScript import from `module` written on one line
-/// (`import { generateText } from "ai";`), or a new import line before the
-/// first import (in that import's quotes), or at the top.
+/// `name` (one name, or several joined by ", ") added to a JavaScript
+/// import from `module`: inside its braces when it is written on one line
+/// (`import { generateText } from "ai";`), or on lines of their own before
+/// the closing brace when its names stand one to a line; else a new import
+/// line before the first import, in that import's quotes and with a
+/// semicolon only if it has one (or at the top).
 fn import_names_insert(source: &str, module: &str, name: &str) -> Option<(usize, String)> {
     let mut offset = 0;
-    let mut first_import = None;
+    // The first import's offset, quote, semicolon and whether it is written
+    // over lines (its quote and semicolon then come from its closing line).
+    let mut first_import: Option<(usize, char, &str, bool)> = None;
+    // The names of an import whose braces are still open.
+    let mut open_import: Option<Vec<&str>> = None;
+    let from_module = |text: &str| {
+        [format!("from \"{module}\""), format!("from '{module}'")]
+            .iter()
+            .any(|f| text.trim_end_matches(';').ends_with(f.as_str()))
+    };
     for line in source.split_inclusive('\n') {
         let text = line.trim_end();
-        if text.starts_with("import ") {
-            first_import.get_or_insert((offset, if text.contains('\'') { '\'' } else { '"' }));
-            let from_module = [format!("from \"{module}\""), format!("from '{module}'")]
-                .iter()
-                .any(|f| text.trim_end_matches(';').ends_with(f.as_str()));
-            if from_module && !text.starts_with("import type") {
-                if let (Some(open), Some(close)) = (text.find('{'), text.find('}')) {
-                    let names = &text[open + 1..close];
-                    if names.split(',').any(|n| n.trim() == name) {
+        if let Some(names) = open_import.as_mut() {
+            if let Some(close) = text.find('}') {
+                // A first import written over lines gives its quotes and
+                // semicolon on its closing line.
+                if let Some(first) = first_import.as_mut().filter(|f| f.3) {
+                    *first = (
+                        first.0,
+                        if text.contains('\'') { '\'' } else { '"' },
+                        if text.ends_with(';') { ";" } else { "" },
+                        false,
+                    );
+                }
+                let listed = names.iter().any(|n| n.trim().trim_end_matches(',') == name);
+                let closing_alone = text[..close].trim().is_empty();
+                if from_module(text) && closing_alone {
+                    if listed {
                         return Some((offset, String::new()));
                     }
-                    let end = offset + open + 1 + names.trim_end().len();
-                    let comma = if names.trim().is_empty() { " " } else { ", " };
-                    return Some((end, format!("{comma}{name}")));
+                    let indent = names
+                        .last()
+                        .map(|n| &n[..n.len() - n.trim_start().len()])
+                        .filter(|i| !i.is_empty())
+                        .unwrap_or("  ");
+                    let added: String = name.split(", ").map(|n| format!("{indent}{n},\n")).collect();
+                    // (The last name needs its comma first.)
+                    if names.last().is_some_and(|n| !n.trim_end().ends_with(',')) {
+                        return None;
+                    }
+                    return Some((offset, added));
+                }
+                open_import = None;
+            } else {
+                names.push(line.trim_end_matches('\n'));
+            }
+            offset += line.len();
+            continue;
+        }
+        if text.starts_with("import ") {
+            let semicolon = if text.ends_with(';') { ";" } else { "" };
+            first_import.get_or_insert((
+                offset,
+                if text.contains('\'') { '\'' } else { '"' },
+                semicolon,
+                text.ends_with('{'),
+            ));
+            if !text.starts_with("import type") {
+                if text.ends_with('{') {
+                    open_import = Some(Vec::new());
+                } else if from_module(text) {
+                    if let (Some(open), Some(close)) = (text.find('{'), text.find('}')) {
+                        let names = &text[open + 1..close];
+                        if names.split(',').any(|n| n.trim() == name) {
+                            return Some((offset, String::new()));
+                        }
+                        let end = offset + open + 1 + names.trim_end().len();
+                        let comma = if names.trim().is_empty() { " " } else { ", " };
+                        return Some((end, format!("{comma}{name}")));
+                    }
                 }
             }
         }
         offset += line.len();
     }
-    let (at, quote) = first_import.unwrap_or((0, '"'));
-    Some((at, format!("import {{ {name} }} from {quote}{module}{quote};\n")))
+    let (at, quote, semicolon, _) = first_import.unwrap_or((0, '"', ";", false));
+    Some((at, format!("import {{ {name} }} from {quote}{module}{quote}{semicolon}\n")))
 }
 
 /// AutoGen's team ends when an agent says TERMINATE: added to the team's

@@ -440,3 +440,22 @@ fn a_tanstack_ai_run_gets_its_finish_reason_beside_its_cap() {
     let cut = "import { chat, maxIterations, untilFinishReason } from '@tanstack/ai'\n\nexport const run = (messages) => chat({ adapter, messages, agentLoopStrategy: untilFinishReason(['length']) })\n";
     assert!(audit(cut, None, Some(Language::JavaScript)).found().is_empty());
 }
+
+#[test]
+fn names_join_an_import_written_over_lines_and_a_new_import_keeps_the_files_style() {
+    // TanStack's own examples list their imports one to a line.
+    let listed = "import {\n  chat,\n  maxIterations,\n  toServerSentEventsStream,\n} from '@tanstack/ai'\n\nexport function handle(messages: Message[]) {\n  return chat({ adapter, messages, agentLoopStrategy: maxIterations(10) })\n}\n";
+    let (fixed, _) = applied(Language::TypeScript, listed, ExitId::E1);
+    assert!(
+        fixed.starts_with("import {\n  chat,\n  maxIterations,\n  toServerSentEventsStream,\n  combineStrategies,\n  untilFinishReason,\n} from '@tanstack/ai'\n"),
+        "{fixed}"
+    );
+    // No import from the module yet: a new line in the quotes and without
+    // the semicolon of the file's first import, even one written over lines.
+    let other = "import {\n  chat,\n  maxIterations,\n} from './tanstack'\n\nexport const run = (messages) => chat({ adapter, messages, agentLoopStrategy: maxIterations(4) })\n";
+    let (fixed, _) = applied(Language::JavaScript, other, ExitId::E1);
+    assert!(
+        fixed.starts_with("import { combineStrategies, untilFinishReason } from '@tanstack/ai'\nimport {\n"),
+        "{fixed}"
+    );
+}
