@@ -366,6 +366,11 @@ struct Framework {
     entry_points: &'static [&'static str],
     /// The keyword that bounds it, and the default it falls back to.
     bound: Option<(&'static [&'static str], &'static str)>,
+    /// When not empty, the call starts the framework's loop only with one of
+    /// these keywords: the AI SDK runs a single step unless told to loop,
+    /// and `chat(...)` is a name of every kind of code, TanStack AI's run
+    /// being known by its loop strategy.
+    loops_with: &'static [&'static str],
 }
 
 const FRAMEWORKS: &[Framework] = &[
@@ -373,26 +378,31 @@ const FRAMEWORKS: &[Framework] = &[
         name: "langgraph",
         entry_points: &["StateGraph", "create_react_agent", "MessageGraph"],
         bound: Some((&["recursion_limit"], "LangGraph stops at its default recursion_limit of 25 steps")),
+        loops_with: &[],
     },
     Framework {
         name: "openai-agents",
         entry_points: &["Runner.run", "Runner.run_sync", "Runner.run_streamed"],
         bound: Some((&["max_turns", "maxTurns"], "the OpenAI Agents SDK stops at its default of 10 turns")),
+        loops_with: &[],
     },
     Framework {
         name: "crewai",
         entry_points: &["Crew"],
         bound: Some((&["max_iter"], "CrewAI agents stop at their default max_iter of 25 iterations")),
+        loops_with: &[],
     },
     Framework {
         name: "smolagents",
         entry_points: &["CodeAgent", "ToolCallingAgent", "MultiStepAgent"],
         bound: Some((&["max_steps"], "smolagents stops at its default of 20 steps")),
+        loops_with: &[],
     },
     Framework {
         name: "langchain",
         entry_points: &["AgentExecutor", "initialize_agent"],
         bound: Some((&["max_iterations"], "LangChain's AgentExecutor stops at its default of 15 iterations")),
+        loops_with: &[],
     },
     Framework {
         name: "autogen",
@@ -405,11 +415,22 @@ const FRAMEWORKS: &[Framework] = &[
             "initiate_chat",
         ],
         bound: None,
+        loops_with: &[],
     },
-    Framework { name: "ai-sdk", entry_points: &["generateText", "streamText"], bound: None },
+    Framework {
+        name: "ai-sdk",
+        entry_points: &["generateText", "streamText"],
+        bound: None,
+        loops_with: &["stopWhen", "maxSteps", "stop_when"],
+    },
     // TanStack AI's `chat({ adapter, tools, agentLoopStrategy })`: a run of
     // tool calls until the model answers, or the strategy says stop.
-    Framework { name: "tanstack-ai", entry_points: &["chat"], bound: None },
+    Framework {
+        name: "tanstack-ai",
+        entry_points: &["chat"],
+        bound: None,
+        loops_with: &["agentLoopStrategy"],
+    },
 ];
 
 /// Adds a `framework` loop for each framework whose loop the file starts, and
@@ -425,15 +446,9 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
         });
         let Some(entry) = entry else { continue };
         let range = entry.range.clone();
-        // The AI SDK runs a single step unless it is told to loop.
-        if framework.name == "ai-sdk"
-            && !facts.kwargs.iter().any(|k| matches!(k.name.as_str(), "stopWhen" | "maxSteps" | "stop_when"))
+        if !framework.loops_with.is_empty()
+            && !facts.kwargs.iter().any(|k| framework.loops_with.contains(&k.name.as_str()))
         {
-            continue;
-        }
-        // `chat(...)` is a name of every kind of code: TanStack AI's run is
-        // known by its loop strategy.
-        if framework.name == "tanstack-ai" && !facts.kwargs.iter().any(|k| k.name == "agentLoopStrategy") {
             continue;
         }
         count += 1;

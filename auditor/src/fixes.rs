@@ -1803,16 +1803,16 @@ fn import_names_insert(source: &str, module: &str, name: &str) -> Option<(usize,
                     if listed {
                         return Some((offset, String::new()));
                     }
+                    // (A last name without its comma would need one first.)
+                    if names.last().is_some_and(|n| !n.trim_end().ends_with(',')) {
+                        return None;
+                    }
                     let indent = names
                         .last()
                         .map(|n| &n[..n.len() - n.trim_start().len()])
                         .filter(|i| !i.is_empty())
                         .unwrap_or("  ");
                     let added: String = name.split(", ").map(|n| format!("{indent}{n},\n")).collect();
-                    // (The last name needs its comma first.)
-                    if names.last().is_some_and(|n| !n.trim_end().ends_with(',')) {
-                        return None;
-                    }
                     return Some((offset, added));
                 }
                 open_import = None;
@@ -1882,30 +1882,54 @@ fn autogen_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
 /// check with the answer and the agent's memory, newer versions also with
 /// `agent=`.)
 fn smolagents_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
-    const AGENTS: &[&str] = &["CodeAgent", "ToolCallingAgent", "MultiStepAgent"];
-    let agents: Vec<Node<'_>> = calls
-        .iter()
-        .copied()
-        .filter(|c| AGENTS.iter().any(|a| callee_text(*c, source).rsplit('.').next() == Some(a)))
-        .collect();
-    if agents.is_empty() || agents.iter().any(|a| has_keyword(*a, "final_answer_checks", source)) {
-        return None;
-    }
-    let name =
-        fresh_name(source, &["final_answer_is_complete".to_string(), "answer_is_complete".to_string()]);
-    let definition = format!(
-        "def {name}(final_answer, memory, agent=None):\n    \"\"\"Accept the final answer only when the work is done: an empty answer is not (add the task's own test here).\"\"\"\n    return final_answer is not None and str(final_answer).strip() != \"\"\n"
-    );
-    let mut inserts = vec![definition_before(agents[0], &definition, source)?];
-    for agent in agents {
-        inserts.push(keyword_insert(agent, &format!("final_answer_checks=[{name}]"), source)?);
-    }
+    let inserts = check_handed_to(
+        calls,
+        source,
+        &["CodeAgent", "ToolCallingAgent", "MultiStepAgent"],
+        "final_answer_checks",
+        &["final_answer_is_complete", "answer_is_complete"],
+        |name| {
+            format!("def {name}(final_answer, memory, agent=None):\n    \"\"\"Accept the final answer only when the work is done: an empty answer is not (add the task's own test here).\"\"\"\n    return final_answer is not None and str(final_answer).strip() != \"\"\n")
+        },
+        |name| format!("[{name}]"),
+    )?;
     Some(Plan {
         exit: ExitId::E1,
         title: "Stop when the work is done: accept the final answer only when it passes a check (smolagents' `final_answer_checks`)".to_string(),
         inserts,
         replaces: Vec::new(),
     })
+}
+
+/// A check of the file's own handed to every call of one of `classes` as
+/// `keyword` (its value `value(name)`), the function (`definition(name)`,
+/// under the first name of `names` the file does not use) defined above the
+/// code that makes the first of them. None when no call makes one of them,
+/// or one already has the keyword.
+fn check_handed_to(
+    calls: &[Node<'_>],
+    source: &str,
+    classes: &[&str],
+    keyword: &str,
+    names: &[&str],
+    definition: impl Fn(&str) -> String,
+    value: impl Fn(&str) -> String,
+) -> Option<Vec<(usize, String)>> {
+    let made: Vec<Node<'_>> = calls
+        .iter()
+        .copied()
+        .filter(|c| callee_text(*c, source).rsplit('.').next().is_some_and(|last| classes.contains(&last)))
+        .collect();
+    if made.is_empty() || made.iter().any(|c| has_keyword(*c, keyword, source)) {
+        return None;
+    }
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let name = fresh_name(source, &names);
+    let mut inserts = vec![definition_before(made[0], &definition(&name), source)?];
+    for call in made {
+        inserts.push(keyword_insert(call, &format!("{keyword}={}", value(&name)), source)?);
+    }
+    Some(inserts)
 }
 
 /// A top-level function definition (`definition`, ending in one newline)
@@ -1934,22 +1958,17 @@ fn definition_before(call: Node<'_>, definition: &str, source: &str) -> Option<(
 /// the file's own, and sends it back to the agent otherwise (an empty
 /// output is not the work done).
 fn crewai_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
-    let tasks: Vec<Node<'_>> = calls
-        .iter()
-        .copied()
-        .filter(|c| callee_text(*c, source).rsplit('.').next() == Some("Task"))
-        .collect();
-    if tasks.is_empty() || tasks.iter().any(|t| has_keyword(*t, "guardrail", source)) {
-        return None;
-    }
-    let name = fresh_name(source, &["output_is_complete".to_string(), "task_output_is_complete".to_string()]);
-    let definition = format!(
-        "def {name}(output):\n    \"\"\"Accept the task's output only when the work is done: an empty one is not (add the task's own test here).\"\"\"\n    text = str(getattr(output, \"raw\", output)).strip()\n    return (True, output) if text else (False, \"The output is empty: finish the task.\")\n"
-    );
-    let mut inserts = vec![definition_before(tasks[0], &definition, source)?];
-    for task in tasks {
-        inserts.push(keyword_insert(task, &format!("guardrail={name}"), source)?);
-    }
+    let inserts = check_handed_to(
+        calls,
+        source,
+        &["Task"],
+        "guardrail",
+        &["output_is_complete", "task_output_is_complete"],
+        |name| {
+            format!("def {name}(output):\n    \"\"\"Accept the task's output only when the work is done: an empty one is not (add the task's own test here).\"\"\"\n    text = str(getattr(output, \"raw\", output)).strip()\n    return (True, output) if text else (False, \"The output is empty: finish the task.\")\n")
+        },
+        str::to_string,
+    )?;
     Some(Plan {
         exit: ExitId::E1,
         title: "Stop when the work is done: accept a task's output only when it passes a check (CrewAI's `guardrail`)".to_string(),
@@ -1963,25 +1982,18 @@ fn crewai_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
 /// own ends it as soon as a tool reports the work done, with that tool's
 /// output as the final one.
 fn openai_agents_completion(calls: &[Node<'_>], source: &str) -> Option<Plan> {
-    let agents: Vec<Node<'_>> = calls
-        .iter()
-        .copied()
-        .filter(|c| callee_text(*c, source).rsplit('.').next() == Some("Agent"))
-        .collect();
-    if agents.is_empty() || agents.iter().any(|a| has_keyword(*a, "tool_use_behavior", source)) {
-        return None;
-    }
-    let name = fresh_name(source, &["stop_when_done".to_string(), "stop_when_work_done".to_string()]);
-    let definition = format!(
-        "def {name}(context, tool_results):\n    \"\"\"End the run when a tool reports the work done (put the task's own test here).\"\"\"\n    for result in tool_results:\n        if str(result.output).strip().upper().startswith(\"DONE\"):\n            return ToolsToFinalOutputResult(is_final_output=True, final_output=result.output)\n    return ToolsToFinalOutputResult(is_final_output=False, final_output=None)\n"
-    );
-    let mut inserts = vec![
-        import_insert(source, "agents", "ToolsToFinalOutputResult")?,
-        definition_before(agents[0], &definition, source)?,
-    ];
-    for agent in agents {
-        inserts.push(keyword_insert(agent, &format!("tool_use_behavior={name}"), source)?);
-    }
+    let mut inserts = check_handed_to(
+        calls,
+        source,
+        &["Agent"],
+        "tool_use_behavior",
+        &["stop_when_done", "stop_when_work_done"],
+        |name| {
+            format!("def {name}(context, tool_results):\n    \"\"\"End the run when a tool reports the work done (put the task's own test here).\"\"\"\n    for result in tool_results:\n        if str(result.output).strip().upper().startswith(\"DONE\"):\n            return ToolsToFinalOutputResult(is_final_output=True, final_output=result.output)\n    return ToolsToFinalOutputResult(is_final_output=False, final_output=None)\n")
+        },
+        str::to_string,
+    )?;
+    inserts.insert(0, import_insert(source, "agents", "ToolsToFinalOutputResult")?);
     Some(Plan {
         exit: ExitId::E1,
         title: "Stop when the work is done: end the run when a tool reports it (the Agents SDK's `tool_use_behavior`)".to_string(),

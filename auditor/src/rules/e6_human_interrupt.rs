@@ -132,7 +132,7 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     // A readline interface's Ctrl-C (`rl.on("SIGINT", ...)`: Node hands the
     // key to the interface, not to the process), and a key that aborts the
     // request underway (`stdin.on("keypress", ... controller.abort())`).
-    if super::is_key_event_registration(call) && super::e8_external_event::person_listener(call) {
+    if super::is_key_event_registration(call) && super::person_listener(call) {
         let aborts_inside = || {
             facts.calls.iter().any(|c| {
                 c.callee_last == "abort" && call.range.start <= c.range.start && c.range.end <= call.range.end

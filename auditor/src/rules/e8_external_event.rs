@@ -194,7 +194,7 @@ fn never_aborted(facts: &Facts, call: &CallFact) -> bool {
 /// `const onClose = () => ac.abort(); rl.on("close", onClose)`): the
 /// controller is how Ctrl-C reaches the request, a human interrupt (E6).
 fn aborted_by_a_person(facts: &Facts) -> bool {
-    let listeners: Vec<&CallFact> = facts.calls.iter().filter(|c| person_listener(c)).collect();
+    let listeners: Vec<&CallFact> = facts.calls.iter().filter(|c| super::person_listener(c)).collect();
     let mut aborts = facts.calls.iter().filter(|c| c.callee_last == "abort").peekable();
     aborts.peek().is_some()
         && aborts.all(|abort| {
@@ -208,25 +208,4 @@ fn aborted_by_a_person(facts: &Facts) -> bool {
                 inside || named
             })
         })
-}
-
-/// A listener for a person's keys or for the prompt closing: Ctrl-C
-/// (`rl.on("SIGINT")`, `process.on("SIGINT")`), a key (`keypress`,
-/// `escape`), or the close of a readline prompt (Ctrl-D).
-pub(crate) fn person_listener(call: &CallFact) -> bool {
-    if !(super::is_key_event_registration(call) || is_signal_registration(call)) {
-        return false;
-    }
-    let says = |word: &str| call.arg_literals.iter().any(|w| w == word);
-    // (A socket closing is the other side going away, not a person: only a
-    // prompt's close counts.)
-    let prompt = {
-        let receiver = call.callee.rsplit_once('.').map_or("", |(r, _)| r);
-        let words = crate::words::canonical_words(receiver);
-        receiver == "rl"
-            || words
-                .iter()
-                .any(|w| matches!(w.as_str(), "readline" | "stdin" | "prompt" | "terminal" | "tty"))
-    };
-    says("sigint") || says("keypress") || says("escape") || (says("close") && prompt)
 }

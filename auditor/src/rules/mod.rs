@@ -732,6 +732,27 @@ pub(crate) fn is_key_event_registration(call: &CallFact) -> bool {
         && call.callee != "process.once"
 }
 
+/// A listener for a person's keys or for the prompt closing: Ctrl-C
+/// (`rl.on("SIGINT")`, `process.on("SIGINT")`), a key (`keypress`,
+/// `escape`), or the close of a readline prompt (Ctrl-D).
+pub(crate) fn person_listener(call: &CallFact) -> bool {
+    if !(is_key_event_registration(call) || is_signal_registration(call)) {
+        return false;
+    }
+    let says = |word: &str| call.arg_literals.iter().any(|w| w == word);
+    // (A socket closing is the other side going away, not a person: only a
+    // prompt's close counts.)
+    let prompt = {
+        let receiver = call.callee.rsplit_once('.').map_or("", |(r, _)| r);
+        let words = crate::words::canonical_words(receiver);
+        receiver == "rl"
+            || words
+                .iter()
+                .any(|w| matches!(w.as_str(), "readline" | "stdin" | "prompt" | "terminal" | "tty"))
+    };
+    says("sigint") || says("keypress") || says("escape") || (says("close") && prompt)
+}
+
 /// Signal registration calls: `signal.signal`, `process.on`, `signal.Notify`,
 /// `trap`, `loop.add_signal_handler`.
 pub(crate) fn is_signal_registration(call: &CallFact) -> bool {
