@@ -705,6 +705,8 @@ fn judge_kwargs_and_calls(facts: &Facts, found: &mut BTreeMap<ExitId, Vec<Range<
         }
         if let Some(id) = rules::classify_kwarg(kwarg) {
             found.entry(id).or_default().push(kwarg.range.clone());
+        } else if has_loops && rules::e8_external_event::callers_signal_handed_on(facts, kwarg) {
+            found.entry(ExitId::E8).or_default().push(kwarg.range.clone());
         }
     }
     if !has_loops {

@@ -145,6 +145,9 @@ pub(crate) struct Clause {
     /// value, under no condition, in a `try` of the loop whose handlers let
     /// the loop try again (`try: return parse(run(code)) except: fix(code)`).
     pub attempt_succeeded: bool,
+    /// A range bound whose loop names its variable as a try (`for attempt
+    /// in range(3)`).
+    pub bounds_tries: bool,
     /// The clause compares the latest entries of one history with each
     /// other (`acts[-1] == acts[-2]`, `len(set(last_three)) == 1`).
     pub repeats_recent: bool,
@@ -1639,7 +1642,19 @@ impl<'s, 't> Walker<'s, 't> {
         {
             if bounded {
                 let clauses = self.clauses_of(&[bound]);
+                // `for attempt in range(3)`: the bound counts tries, which
+                // the header's range alone does not say.
+                let variable = match family {
+                    Family::Python | Family::Js => self.field(node, "left"),
+                    Family::Rust => self.field(node, "pattern"),
+                    _ => None,
+                };
+                let tries = variable.is_some_and(|v| {
+                    let text = self.text(v);
+                    text.len() <= 40 && canonical_words(text).iter().any(|w| w == "attempt")
+                });
                 for clause in clauses {
+                    self.facts.clauses[clause].bounds_tries = tries;
                     self.facts.links.push(ExitLink {
                         clause,
                         role: Role::RangeBound,

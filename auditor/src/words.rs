@@ -69,6 +69,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         | "failing" | "exception" | "exceptions" | "crash" | "crashes" | "strike" | "strikes" | "mistake"
         | "mistakes" => "error",
         "breaker" | "circuit" | "tripped" => "breaker",
+        "unfinished" | "incomplete" | "undone" | "unresolved" | "unsolved" | "unprocessed" => "unfinished",
         "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
         | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"

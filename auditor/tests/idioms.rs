@@ -1317,3 +1317,94 @@ fn an_abort_controller_aborted_on_ctrl_c_is_a_human_interrupt() {
     let socket = "async function serve(ws, agent) {\n  const controller = new AbortController()\n  ws.on(\"close\", () => controller.abort())\n  while (true) {\n    const reply = await agent.reply({ signal: controller.signal })\n    if (!reply.toolCalls.length) return reply\n  }\n}\n";
     check(JavaScript, socket, &[E1, E8]);
 }
+
+#[test]
+fn a_retry_two_calls_below_the_loop_is_an_error_threshold() {
+    // The reflection loop asks `critique`, which asks `_complete`, whose
+    // loop retries the request and re-raises on the last try: the tries are
+    // an error threshold, and the request getting through is no goal met.
+    let source = "def _complete(client, messages):\n    for attempt in range(3):\n        try:\n            resp = client.chat(messages)\n            return resp.content\n        except ApiError:\n            if attempt == 2:\n                raise\n            time.sleep(1)\n\ndef critique(client, answer):\n    return _complete(client, [answer])\n\ndef improve(client, answer, rounds=2):\n    for round in range(rounds):\n        notes = critique(client, answer)\n        answer = revise(client, answer, notes)\n    return answer\n";
+    check(Python, source, &[E2, E7]);
+    assert_eq!(evidence_lines(Python, source, E2), [15]);
+    assert_eq!(evidence_lines(Python, source, E7), [2, 7]);
+    // The same helper, called by nothing that loops, is a loop of its own:
+    // its tries are passes and getting through is its goal.
+    check(
+        Python,
+        "def _complete(client, messages):\n    for attempt in range(3):\n        try:\n            resp = client.chat(messages)\n            return resp.content\n        except ApiError:\n            if attempt == 2:\n                raise\n            time.sleep(1)\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn a_retry_decorator_on_a_helper_of_the_pass_is_an_error_threshold() {
+    // `@retry(stop=stop_after_attempt(5))` on the model call that a step of
+    // the loop makes: five failed tries end the run, whatever the turn.
+    let source = "class Agent:\n    @retry(stop=stop_after_attempt(5), reraise=True)\n    async def _call_model(self, history):\n        return await self.client.create(history)\n\n    async def _step(self):\n        reply = await self._call_model(self.history)\n        return reply\n\n    async def run(self):\n        for i in range(self.max_rounds):\n            reply = await self._step()\n            if reply.is_stop:\n                break\n";
+    check(Python, source, &[E1, E2, E7]);
+    assert_eq!(evidence_lines(Python, source, E2), [11]);
+    // On the function that is the loop itself, the tries are its passes,
+    // and the check that passes is its goal.
+    check(
+        Python,
+        "@retry(stop=stop_after_attempt(5))\ndef solve(task):\n    answer = llm.solve(task)\n    if not check(answer):\n        raise NotYet()\n    return answer\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn nothing_left_unfinished_is_goal_met() {
+    check(
+        Python,
+        "def main(seqs):\n    turn = 0\n    while True:\n        active = [s for s in seqs if not s['finished']]\n        outputs = generate(active)\n        for seq, out in zip(active, outputs):\n            if not find_query(out):\n                seq['finished'] = True\n        unfinished = [s for s in seqs if not s['finished']]\n        if not unfinished:\n            break\n        turn += 1\n        if turn >= MAX_TURN:\n            break\n",
+        &[E1, E2],
+    );
+    // Work that is still unfinished is no reason to stop.
+    check(
+        Python,
+        "def main(seqs):\n    while True:\n        unfinished = [s for s in seqs if not s['finished']]\n        if unfinished:\n            log(unfinished)\n        generate(unfinished)\n",
+        &[],
+    );
+}
+
+#[test]
+fn timeouts_in_a_row_are_an_error_threshold_and_stalls_a_setting() {
+    check(
+        Python,
+        "def run(self):\n    for i in range(self.max_iterations):\n        result = self.run_once(timeout=600)\n        if result.timed_out:\n            self.consecutive_timeouts += 1\n            if self.consecutive_timeouts >= self.max_timeouts:\n                return 'stagnation'\n            continue\n        self.consecutive_timeouts = 0\n",
+        &[E2, E7],
+    );
+    // A whole run's timeout is still a wall clock.
+    check(
+        Python,
+        "def run(self):\n    start = time.monotonic()\n    while True:\n        self.step()\n        if time.monotonic() - start > self.timeout:\n            break\n",
+        &[E4],
+    );
+    // Magentic's rounds without progress, set on the framework's builder.
+    check(
+        Python,
+        "async def main():\n    workflow = MagenticBuilder(participants=[researcher]).with_manager(max_round_count=20, max_stall_count=3).build()\n    async for event in workflow.run(task, stream=True):\n        print(event)\n",
+        &[E2, E5],
+    );
+}
+
+#[test]
+fn a_callers_abort_signal_handed_to_each_request_is_a_stop_from_outside() {
+    check(
+        TypeScript,
+        "export async function runAgent(prompt: string, options: { signal?: AbortSignal; maxTurns: number }) {\n  const messages = [{ role: \"user\", content: prompt }];\n  for (let turn = 0; turn < options.maxTurns; turn += 1) {\n    const response = await client.messages.create({ model, messages, signal: options.signal });\n    const calls = response.content.filter((b) => b.type === \"tool_use\");\n    if (calls.length === 0) return text(response);\n    messages.push(...(await runTools(calls)));\n  }\n  throw new Error(\"out of turns\");\n}\n",
+        &[E1, E2, E8],
+    );
+    // A timeout made for each request is that request's, not the run's.
+    check(
+        TypeScript,
+        "export async function runAgent(prompt: string) {\n  const messages = [{ role: \"user\", content: prompt }];\n  for (let turn = 0; turn < 10; turn += 1) {\n    const response = await client.messages.create({ model, messages, signal: AbortSignal.timeout(30000) });\n    if (response.stop_reason === \"end_turn\") return text(response);\n    messages.push(...(await runTools(response)));\n  }\n}\n",
+        &[E1, E2],
+    );
+    // Nor is a controller of the paste that nothing aborts.
+    check(
+        TypeScript,
+        "export async function runAgent(prompt: string) {\n  const controller = new AbortController();\n  const messages = [{ role: \"user\", content: prompt }];\n  for (let turn = 0; turn < 10; turn += 1) {\n    const response = await client.messages.create({ model, messages, signal: controller.signal });\n    if (response.stop_reason === \"end_turn\") return text(response);\n    messages.push(...(await runTools(response)));\n  }\n}\n",
+        &[E1, E2],
+    );
+}

@@ -213,6 +213,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && view.has("next") {
         return true;
     }
+    // Nothing left unfinished (`unfinished = [s for s in seqs if not
+    // s["finished"]]` ... `if not unfinished: break`).
+    if view.has("unfinished")
+        && (clause.negated || clause.zero || view.has("empty") || view.role == Role::LoopCondition)
+        && (!clause.ordering || clause.zero)
+    {
+        return true;
+    }
     let work_list = view.has("queue") || (view.any(&["task", "job", "item"]) && view.any(&["list", "lists"]));
     if work_list
         && (clause.negated

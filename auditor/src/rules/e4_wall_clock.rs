@@ -51,7 +51,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // (Timeouts counted in a row, `consecutive_timeouts >= max_timeouts`,
+    // are failures of passes: an error threshold.)
     view.has("timeout")
+        && !view.has("consecutive")
         && (clause.ordering || view.any_callee(&["timeout"]) || view.any(&["timed", "reached"]))
 }
 

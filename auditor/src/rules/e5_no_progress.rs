@@ -138,8 +138,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     false
 }
 
-pub(crate) fn kwarg_matches(_kwarg: &KwargFact) -> bool {
-    false
+/// A framework's own stall limit (`max_stall_count=3`, Magentic's rounds
+/// without progress before it gives up or replans). (A `stuck_threshold=`
+/// handed to a state object says nothing of what the loop does with it.)
+pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
+    let words = super::name_words(kwarg);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    has("stall") && has("max")
 }
 
 pub(crate) fn call_matches(_facts: &Facts, _call: &CallFact) -> bool {

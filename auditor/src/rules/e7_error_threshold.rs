@@ -11,7 +11,9 @@
 //! # What counts
 //! `if consecutive_failures >= MAX_FAILURES: raise`, `errors > 3 && break`,
 //! `if breaker.is_open(): return`; framework arguments such as
-//! `max_consecutive_errors=`.
+//! `max_consecutive_errors=`; a retry written around one request of each
+//! pass (`for attempt in range(3): try: ... except: if attempt == 2: raise`,
+//! `@retry(stop=stop_after_attempt(5))` on the helper that makes it).
 //!
 //! # What does not
 //! `if err != nil { return err }` on its own (a failure that ends the loop at
@@ -54,9 +56,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // A retry loop around one request inside the agent's loop: its attempts
-    // are failures of that request (`for i := 0; i < retryTimes; i++`).
-    if view.retries_one_step && view.has("attempt") && (clause.ordering || view.role == Role::RangeBound) {
-        return true;
+    // are failures of that request (`for i := 0; i < retryTimes; i++`,
+    // `if attempt == 2: raise` in its handler). A `for attempt in range(3)`
+    // whose every path returns or raises never tries again: only one that
+    // waits between its tries is read from its range.
+    if view.retries_one_step {
+        let tries = view.has("attempt") && (clause.ordering || (clause.equality && clause.number));
+        let range =
+            view.role == Role::RangeBound && (view.has("attempt") || (clause.bounds_tries && view.waits));
+        if tries || range {
+            return true;
+        }
     }
     // Bad outcomes counted (`bad_attempts <= max_bad_attempts`,
     // `no_command_count >= MAX_NO_COMMAND`).
@@ -76,6 +86,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // Passes that timed out, counted in a row against a limit.
+    if view.has("timeout") && view.has("consecutive") && clause.ordering {
+        return true;
+    }
     // (`err.statusCode === 400` asks which error came back, not how many.)
     let status_code = view.has("status") && view.has("code");
     view.has("error")
@@ -88,6 +102,11 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     has("error") && (has("max") || has("limit") || has("threshold"))
 }
 
-pub(crate) fn call_matches(_facts: &Facts, call: &CallFact) -> bool {
-    matches!(call.callee_last.as_str(), "CircuitBreaker" | "circuit_breaker")
+pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
+    match call.callee_last.as_str() {
+        "CircuitBreaker" | "circuit_breaker" => true,
+        // The tries of one request of each pass, given up after a few.
+        "stop_after_attempt" | "StopAfterAttempt" => super::decorates_a_step(facts, call.decorator_loop),
+        _ => false,
+    }
 }

@@ -209,3 +209,25 @@ fn aborted_by_a_person(facts: &Facts) -> bool {
             })
         })
 }
+
+/// An abort signal the caller handed in, passed on to a request of each
+/// pass (`signal: options.signal`, `abortSignal: this.signal`): when the
+/// caller aborts, the awaited request rejects and the run ends. A signal
+/// made in the paste (`AbortSignal.timeout(30_000)`, a local controller's)
+/// is not the caller's: the rules for those decide.
+pub(crate) fn callers_signal_handed_on(facts: &Facts, kwarg: &KwargFact) -> bool {
+    if !kwarg.in_loop || !matches!(kwarg.name.as_str(), "signal" | "abortSignal" | "abort_signal") {
+        return false;
+    }
+    let value = kwarg.value_text.trim();
+    if !kwarg.value_callees.is_empty() || !value.ends_with("signal") && !value.ends_with("Signal") {
+        return false;
+    }
+    let root = value.split(['.', '?', '!']).next().unwrap_or(value);
+    // (A controller's signal, `controller.signal`, is the controller's
+    // holder's to abort: the AbortController rules decide.)
+    if root.to_ascii_lowercase().contains("controller") || root == "ac" {
+        return false;
+    }
+    root == "this" || facts.definition(root, kwarg.range.start, None).is_none()
+}

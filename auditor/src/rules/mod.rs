@@ -237,7 +237,28 @@ fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     let Some(index) = fact.function.filter(|&f| !facts.functions[f].recursive) else { return false };
     // (`asserted_module.aforward(...)` in the loop of `aforward` itself is
     // another object's method, not a caller's loop.)
-    facts.step_calls(index).any(|call| !facts.swallows(call))
+    let is_step = |function: usize| facts.step_calls(function).any(|call| !facts.swallows(call));
+    if is_step(index) {
+        return true;
+    }
+    // Or a helper of such a step, called outside any loop of its own: the
+    // agent loop calls `critique(answer)`, which asks `_one_completion`,
+    // whose `for attempt in range(3)` retries that request.
+    let Some(name) = facts.functions[index].name.as_deref() else { return false };
+    let own = &facts.functions[index].range;
+    facts
+        .calls
+        .iter()
+        .filter(|call| call.callee_last == name && call.loops.is_empty() && !own.contains(&call.range.start))
+        .filter_map(|call| call.enclosing_function.as_deref())
+        .any(|caller| {
+            facts.functions.iter().enumerate().any(|(other, function)| {
+                other != index
+                    && !function.recursive
+                    && function.name.as_deref() == Some(caller)
+                    && is_step(other)
+            })
+        })
 }
 
 /// Whether a counter that is a field (`result.tool_calls += 1`) is the one a
@@ -620,8 +641,10 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     if view.clause.walks_plan {
         return Some(ExitId::E1);
     }
+    // (In a loop that retries one request, getting through is that
+    // request's success, not the work done.)
     if view.clause.attempt_succeeded {
-        return (!view.nested).then_some(ExitId::E1);
+        return (!view.nested && !view.retries_one_step).then_some(ExitId::E1);
     }
     if e8_external_event::clause_matches(view) {
         return Some(ExitId::E8);
@@ -689,10 +712,10 @@ pub(crate) fn classify_kwarg(kwarg: &KwargFact) -> Option<ExitId> {
         (ExitId::E6, e6_human_interrupt::kwarg_matches),
         (ExitId::E4, e4_wall_clock::kwarg_matches),
         (ExitId::E3, e3_budget_cap::kwarg_matches),
+        (ExitId::E5, e5_no_progress::kwarg_matches),
         (ExitId::E7, e7_error_threshold::kwarg_matches),
         (ExitId::E2, e2_turn_cap::kwarg_matches),
         (ExitId::E1, e1_goal_met::kwarg_matches),
-        (ExitId::E5, e5_no_progress::kwarg_matches),
     ];
     rules.iter().find(|(_, matches)| matches(kwarg)).map(|(id, _)| *id)
 }
@@ -716,12 +739,22 @@ pub(crate) fn classify_call(facts: &Facts, call: &CallFact) -> Vec<ExitId> {
 /// Whether a retry decorator's settings count: a decorator on a function that
 /// the loop calls once per turn bounds one request, not the loop.
 pub(crate) fn decorator_counts(facts: &Facts, loop_id: Option<usize>) -> bool {
-    match loop_id {
-        None => true,
-        Some(id) => {
-            facts.loops[id].function_name.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
-        }
-    }
+    !decorates_a_step(facts, loop_id)
+}
+
+/// Whether a retry decorator sits on a function that the file's loops call
+/// on their passes, directly or through a helper they call (`@retry(stop=
+/// stop_after_attempt(5))` on `_make_model_call`): it retries one request of
+/// each pass, and running out of tries raises out of the pass.
+pub(crate) fn decorates_a_step(facts: &Facts, loop_id: Option<usize>) -> bool {
+    let Some(name) = loop_id.and_then(|id| facts.loops[id].function_name.as_deref()) else { return false };
+    facts.called_in_loops.contains(name)
+        || facts
+            .calls
+            .iter()
+            .filter(|call| call.callee_last == name && call.loops.is_empty())
+            .filter_map(|call| call.enclosing_function.as_deref())
+            .any(|caller| caller != name && facts.called_in_loops.contains(caller))
 }
 
 /// A listener registered on an emitter (`rl.on("close", ...)`,
