@@ -423,6 +423,10 @@ const FRAMEWORKS: &[Framework] = &[
         bound: None,
         loops_with: &["stopWhen", "maxSteps", "stop_when"],
     },
+    // charmbracelet/fantasy (Go): `fantasy.NewAgent(model, options...)`,
+    // whose `Generate` runs tool calls until the model answers or a stop
+    // condition holds.
+    Framework { name: "fantasy", entry_points: &["fantasy.NewAgent"], bound: None, loops_with: &[] },
     // TanStack AI's `chat({ adapter, tools, agentLoopStrategy })`: a run of
     // tool calls until the model answers, or the strategy says stop.
     Framework {

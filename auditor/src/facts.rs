@@ -2218,13 +2218,16 @@ impl<'s, 't> Walker<'s, 't> {
             // `read -r answer` assigns a line of standard input; with a prompt
             // or line editing (`read -p "Choose: " answer`, `read -e`) or
             // from the terminal, a line a person typed.
+            // So is a plain `read -r input` right after the prompt is
+            // printed (`echo -n "You: "`).
             let text = self.text(node);
             let asks = text.contains("/dev/tty")
                 || text.split_whitespace().skip(1).any(|arg| {
                     arg.starts_with('-')
                         && !arg.starts_with("--")
                         && arg.chars().any(|c| matches!(c, 'p' | 'e' | 'E'))
-                });
+                })
+                || self.after_a_prompt(node);
             for word in self.collect_idents(node) {
                 self.note_read_into(word, node.start_byte(), asks);
             }
@@ -3320,6 +3323,25 @@ impl<'s, 't> Walker<'s, 't> {
             let text = self.text(*statement);
             text.len() <= 160 && assignment_says_done(text)
         })
+    }
+
+    /// Whether a Bash `read` comes right after a prompt printed for it
+    /// (`echo -ne "You: "` or `printf '> '` as the statement before).
+    fn after_a_prompt(&self, read: Node<'t>) -> bool {
+        let mut statement = read;
+        while let Some(parent) = statement.parent() {
+            if !matches!(self.kind_name(parent), "list" | "pipeline" | "negated_command") {
+                break;
+            }
+            statement = parent;
+        }
+        let Some(before) = statement.prev_named_sibling() else { return false };
+        if self.kind_name(before) != "command" {
+            return false;
+        }
+        let text = self.text(before);
+        let name = text.split_whitespace().next().unwrap_or("");
+        matches!(name, "echo" | "printf") && text.len() <= 200 && !text.contains('\n')
     }
 
     fn guard_groups_above(&mut self, floor: usize) -> Vec<(Role, Vec<usize>)> {

@@ -1408,3 +1408,56 @@ fn a_callers_abort_signal_handed_to_each_request_is_a_stop_from_outside() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_line_read_after_a_printed_prompt_is_a_persons() {
+    // `echo -ne "You: "` then `read -r input`: the /exit typed there is a
+    // person's, not the work done.
+    check(
+        Bash,
+        "while true; do\n    echo -ne \"You: \"\n    read -r input || break\n    [[ -z \"$input\" ]] && continue\n    [[ \"$input\" == \"/exit\" ]] && { echo \"Goodbye!\"; break; }\n    send_message \"$input\"\ndone\n",
+        &[E6],
+    );
+    // A line read from a pipe, with no prompt before it, is the work's.
+    check(
+        Bash,
+        "tail -f queue.txt | while true; do\n    read -r task || break\n    [[ \"$task\" == \"DONE\" ]] && break\n    claude -p \"$task\"\ndone\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_step_that_gives_back_its_final_output_is_goal_met() {
+    check(
+        Rust,
+        "pub async fn run(&mut self) -> Result<String> {\n    loop {\n        if let Some(content) = self.step().await? {\n            return Ok(content);\n        }\n    }\n}\n",
+        &[E1],
+    );
+    // An item taken from a stream is no answer.
+    check(
+        Rust,
+        "pub async fn pump(&mut self) -> Result<()> {\n    loop {\n        if let Some(event) = self.events.recv().await {\n            self.handle(event);\n        } else {\n            return Ok(());\n        }\n    }\n}\n",
+        &[],
+    );
+}
+
+#[test]
+fn an_error_that_comes_with_a_persons_choice_is_no_answer() {
+    // (The person's choice ending the loop, `for action != apply`, is not
+    // read yet: only the error beside it is checked here.)
+    let report = audit(
+        "package main\n\nfunc run() error {\n\tfor action != apply {\n\t\tcompletion, err := generate(prompt)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tfmt.Print(completion)\n\t\taction, err = userActionPrompt()\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif action == dontApply {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n",
+        None,
+        Some(Go),
+    );
+    assert!(!report.found().contains(&E1), "{:?}", report.found());
+}
+
+#[test]
+fn a_fantasy_agent_with_a_step_limit_is_capped() {
+    check(
+        Go,
+        "package main\n\nfunc main() {\n\tagent := fantasy.NewAgent(\n\t\tmodel,\n\t\tfantasy.WithTools(tool),\n\t\tfantasy.WithStopConditions(fantasy.StepCountIs(10)),\n\t)\n\tresult, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: \"hi\"})\n\tif err != nil {\n\t\tos.Exit(1)\n\t}\n\tfmt.Println(result.Response.Content.Text())\n}\n",
+        &[E2],
+    );
+}

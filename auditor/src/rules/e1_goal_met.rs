@@ -213,6 +213,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && view.has("next") {
         return true;
     }
+    // A step that gives back the final output once there is one (Rust:
+    // `if let Some(content) = agent.step().await? { break }`).
+    if view.role == Role::Guard
+        && view.has("some")
+        && view.any_callee(&["step"])
+        && !clause.negated
+        && clause.idents.iter().any(|ident| ident == "Some")
+    {
+        return true;
+    }
     // Nothing left unfinished (`unfinished = [s for s in seqs if not
     // s["finished"]]` ... `if not unfinished: break`).
     if view.has("unfinished")
@@ -279,11 +289,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // This pass asked for nothing more (`if not actions: break`,
     // `computerCalls.length === 0`); what a person typed running out is
-    // theirs.
+    // theirs, and an error that came with the action (`action, err =
+    // prompt()` ... `if err != nil`) is no answer.
     if view.this_pass
         && view.tests_nothing()
         && !view.from_input
         && !view.has("input")
+        && !view.has("error")
         && view.any(&[
             "calls",
             "actions",

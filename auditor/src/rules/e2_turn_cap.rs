@@ -150,7 +150,8 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
 
 pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     match call.callee_last.as_str() {
-        "MaxMessageTermination" | "stepCountIs" => true,
+        // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`.)
+        "MaxMessageTermination" | "stepCountIs" | "StepCountIs" => true,
         "stop_after_attempt" | "StopAfterAttempt" => decorator_counts(facts, call.decorator_loop),
         _ => false,
     }
