@@ -951,6 +951,9 @@ struct Walker<'s, 't> {
     /// Clauses of a guard node, by node id and by whether the exit sits in
     /// its `else` branch (the condition read negated).
     clause_memo: HashMap<(usize, bool), Vec<usize>>,
+    /// `clauses_of` reads a name that holds a boolean of parts part by part
+    /// (`boolean_alias_parts`): set only while the guard of an exit is read.
+    alias_parts: bool,
     /// The named children of the parents whose siblings were asked for, by
     /// the parent's node id: an exit asks of its block once per rule, and a
     /// block of many statements would otherwise be walked from its first
@@ -1061,6 +1064,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         function_frames: Vec::new(),
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
+        alias_parts: false,
         children_memo: std::cell::RefCell::default(),
         words_memo: std::cell::RefCell::default(),
         wrapping_tries: HashSet::default(),
@@ -3051,7 +3055,12 @@ impl<'s, 't> Walker<'s, 't> {
             return clauses.clone();
         }
         let nodes = self.guard_nodes(frame);
+        // (Only an `if` that leaves when it holds is read part by part
+        // through a name: an `else`, a loop's own condition or a skip would
+        // need the parts' operator turned as well.)
+        self.alias_parts = !negated && !matches!(self.syn_of(node), Syn::Case);
         let mut clauses = self.clauses_of(&nodes);
+        self.alias_parts = false;
         if negated {
             // The `else` of `if tool_calls:` runs when there are none.
             for &clause in &clauses {
@@ -3660,6 +3669,26 @@ impl<'s, 't> Walker<'s, 't> {
         let roots = self.boolean_roots(nodes);
         let mut out = Vec::new();
         for root in roots {
+            // `if (!willContinue) return` with `const willContinue =
+            // toolCalls.length > 0 && !stop && !signal.aborted` a few lines up:
+            // each part is a way out of its own, judged on its own words at
+            // the place the loop checks them.
+            if let Some((parts, flip)) = self.alias_parts.then(|| self.boolean_alias_parts(root)).flatten() {
+                for part in parts {
+                    let mut collected = self.collect(&[part]);
+                    collected.clause.range = root.byte_range();
+                    collected.clause.sides = self.sides_of(part);
+                    collected.clause.call_root = self.root_call(part);
+                    collected.clause.keyed_lookup = self.keyed_lookup(part);
+                    if flip {
+                        collected.clause.negated = !collected.clause.negated;
+                    }
+                    let index = self.facts.clauses.len();
+                    self.facts.clauses.push(collected.clause);
+                    out.push(index);
+                }
+                continue;
+            }
             let mut collected = self.collect(&[root]);
             collected.clause.range = root.byte_range();
             collected.clause.sides = self.sides_of(root);
@@ -3776,6 +3805,123 @@ impl<'s, 't> Walker<'s, 't> {
                 let operator = self.field(*inner, "operator").map(|o| self.kind_name(o)).unwrap_or("");
                 matches!(operator, "&&" | "||").then(|| self.children_named(*inner))
             }
+            _ => None,
+        }
+    }
+
+    /// A condition that is one name (or its negation) holding a boolean
+    /// made a few statements before in the same function from parts that
+    /// each end the loop alone: `done = not calls or turn >= cap` ... `if
+    /// done:`, or `ok = a && b` ... `if !ok`. Returns the parts and whether
+    /// each is read negated (the condition negates a conjunction). Mixed
+    /// or other shapes give `None`: the name is read as it is.
+    fn boolean_alias_parts(&self, root: Node<'t>) -> Option<(Vec<Node<'t>>, bool)> {
+        let mut node = root;
+        let mut flip = false;
+        for _ in 0..3 {
+            match self.kind_name(node) {
+                "parenthesized_expression" => node = self.children_named(node).into_iter().next()?,
+                "not_operator" => {
+                    flip = !flip;
+                    node = self.field(node, "argument")?;
+                }
+                "unary_expression" if self.text(node).starts_with('!') => {
+                    flip = !flip;
+                    node = self.field(node, "argument").or_else(|| node.named_child(0))?;
+                }
+                _ => break,
+            }
+        }
+        if self.kind_name(node) != "identifier" {
+            return None;
+        }
+        let name = self.text(node);
+        let value = self.local_definition(root, name)?;
+        let operator = self.boolean_operator(value)?;
+        // `!(a && b)` and `a || b` leave when either part says so; `!(a ||
+        // b)` and `a && b` need both, and are read as they are.
+        let either = if flip { matches!(operator, "&&" | "and") } else { matches!(operator, "||" | "or") };
+        if !either {
+            return None;
+        }
+        let parts = self.boolean_roots(&[value]);
+        (2..=6).contains(&parts.len()).then_some((parts, flip))
+    }
+
+    /// The operator of a boolean expression (`&&`, `||`, `and`, `or`).
+    fn boolean_operator(&self, node: Node<'t>) -> Option<&'static str> {
+        let node = match self.kind_name(node) {
+            "parenthesized_expression" => self.children_named(node).into_iter().next()?,
+            _ => node,
+        };
+        match self.kind_name(node) {
+            "boolean_operator" | "binary_expression" => {
+                let operator = self.field(node, "operator")?;
+                match self.text(operator) {
+                    "&&" => Some("&&"),
+                    "||" => Some("||"),
+                    "and" => Some("and"),
+                    "or" => Some("or"),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The value last given to `name` before `at` by a plain assignment or
+    /// declaration of its own (`x = ...`, `const x = ...`, `x := ...`, `let x
+    /// = ...`), looking back through the statements of the enclosing blocks
+    /// up to the function (at most a few dozen statements).
+    fn local_definition(&self, at: Node<'t>, name: &str) -> Option<Node<'t>> {
+        let mut node = at;
+        let mut seen = 0;
+        while let Some(parent) = node.parent() {
+            if self.syn_of(parent) == Syn::Function {
+                return None;
+            }
+            let mut sibling = node.prev_named_sibling();
+            while let Some(statement) = sibling {
+                seen += 1;
+                if seen > 40 {
+                    return None;
+                }
+                if let Some(value) = self.value_assigned(statement, name) {
+                    return Some(value);
+                }
+                sibling = statement.prev_named_sibling();
+            }
+            node = parent;
+        }
+        None
+    }
+
+    fn value_assigned(&self, statement: Node<'t>, name: &str) -> Option<Node<'t>> {
+        let named = |node: Option<Node<'t>>| node.is_some_and(|n| self.text(n) == name);
+        match self.kind_name(statement) {
+            "expression_statement" => {
+                let inner = statement.named_child(0)?;
+                match self.kind_name(inner) {
+                    "assignment" | "assignment_expression" if named(self.field(inner, "left")) => {
+                        self.field(inner, "right")
+                    }
+                    _ => None,
+                }
+            }
+            "lexical_declaration" | "variable_declaration" => self
+                .children_named(statement)
+                .into_iter()
+                .filter(|d| self.kind_name(*d) == "variable_declarator")
+                .find(|d| named(self.field(*d, "name")))
+                .and_then(|d| self.field(d, "value")),
+            "short_var_declaration" | "assignment_statement" if named(self.field(statement, "left")) => {
+                let right = self.field(statement, "right")?;
+                match self.children_named(right).as_slice() {
+                    [only] => Some(*only),
+                    _ => None,
+                }
+            }
+            "let_declaration" if named(self.field(statement, "pattern")) => self.field(statement, "value"),
             _ => None,
         }
     }

@@ -1461,3 +1461,25 @@ fn a_fantasy_agent_with_a_step_limit_is_capped() {
         &[E2],
     );
 }
+
+#[test]
+fn a_name_that_holds_several_ways_out_is_read_part_by_part() {
+    // `if (!willContinue) return` with the reasons to go on kept in one name
+    // a line above: no tool calls is the goal met, the caller's abort a stop
+    // from outside.
+    let source = "async function run(messages, options) {\n  while (true) {\n    const reply = await model.chat(messages);\n    const toolCalls = reply.toolCalls ?? [];\n    const willContinue = toolCalls.length > 0 && !options.signal.aborted;\n    if (!willContinue) return reply.text;\n    messages.push(...(await runTools(toolCalls)));\n  }\n}\n";
+    check(JavaScript, source, &[E1, E8]);
+    assert_eq!(evidence_lines(JavaScript, source, E1), [6]);
+    // Python: either way out, named `done`.
+    check(
+        Python,
+        "def run(agent, max_turns):\n    turn = 0\n    while True:\n        reply = agent.step()\n        turn += 1\n        done = not reply.tool_calls or turn >= max_turns\n        if done:\n            break\n",
+        &[E1, E2],
+    );
+    // A name that needs both parts is read whole: here it says nothing.
+    check(
+        Python,
+        "def run(agent):\n    while True:\n        reply = agent.step()\n        quiet = not reply.tool_calls and reply.turn > 3\n        if quiet:\n            log(reply)\n        agent.update(reply)\n",
+        &[],
+    );
+}
