@@ -3002,6 +3002,12 @@ impl<'s, 't> Walker<'s, 't> {
             _ => (self.field(node, "key"), self.field(node, "value")),
         };
         let (Some(key), Some(value)) = (key, value) else { return };
+        // The values of a text template (`prompt.format(MAX_DRIVING_HOURS=
+        // hours)`, `Template(...).substitute(...)`) fill in words, they set
+        // nothing.
+        if self.kind_name(node) == "keyword_argument" && self.fills_a_template(node) {
+            return;
+        }
         let key_text = self.text(key).trim();
         // A Python dictionary's keys are strings: `{"recursion_limit": 50}`
         // configures LangGraph as much as a keyword argument does.
@@ -3028,6 +3034,19 @@ impl<'s, 't> Walker<'s, 't> {
             decorator_loop: self.current_decorator_loop(),
             in_loop: self.innermost_loop().is_some(),
         });
+    }
+
+    /// Whether a keyword argument is given to a call that fills in a text
+    /// template: `str.format`, `format_map`, `Template.substitute`.
+    fn fills_a_template(&self, kwarg: Node<'t>) -> bool {
+        let Some(call) = kwarg.parent().and_then(|list| list.parent()) else { return false };
+        if self.kind_name(call) != "call" {
+            return false;
+        }
+        let Some(function) = self.field(call, "function") else { return false };
+        let callee = self.text(function);
+        let last = callee.rsplit('.').next().unwrap_or(callee);
+        matches!(last, "format" | "format_map" | "substitute" | "safe_substitute") && callee.contains('.')
     }
 
     /// Guards (conditions, case arms, handlers) between a loop frame and the

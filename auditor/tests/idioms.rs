@@ -1483,3 +1483,19 @@ fn a_name_that_holds_several_ways_out_is_read_part_by_part() {
         &[],
     );
 }
+
+#[test]
+fn the_values_of_a_text_template_set_nothing() {
+    // `MAX_DRIVING_HOURS=` fills in a prompt: no wall clock, no cap.
+    check(
+        Python,
+        "async def run_agent(agent, config):\n    query = config.template.format(LOCATION=config.location, MAX_DRIVING_HOURS=config.max_driving_hours, MAX_TURNS=10)\n    return await agent.run_async(query)\n",
+        &[],
+    );
+    // The same names handed to a run bound it.
+    check(
+        Python,
+        "async def run_agent(agent, config):\n    query = config.template.format(LOCATION=config.location)\n    return await agent.run_async(query, max_turns=10)\n",
+        &[E2],
+    );
+}

@@ -68,11 +68,12 @@ impl<'a> Provenance<'a> {
             .filter(|call| matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep"))
             .filter_map(|call| call.loops.first().copied())
             .collect();
+        let steps = Steps::new(facts);
         let retrying_loops = facts
             .loops
             .iter()
             .enumerate()
-            .filter(|(_, l)| retries_one_step(facts, l))
+            .filter(|(_, l)| retries_one_step(facts, l, &steps))
             .map(|(id, _)| id)
             .collect();
         Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops }
@@ -200,6 +201,56 @@ fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     })
 }
 
+/// The functions that loops of the file call on their passes (outside
+/// themselves, and not in a `try` that swallows what they raise), and who
+/// calls each name outside any loop: found once per audit, in one pass over
+/// the calls, for `retries_one_step`.
+struct Steps<'a> {
+    functions: HashSet<usize>,
+    /// Callee name -> (where the call starts, the name of the function it
+    /// sits in) for calls outside any loop.
+    callers: HashMap<&'a str, Vec<(usize, &'a str)>>,
+}
+
+impl<'a> Steps<'a> {
+    fn new(facts: &'a Facts) -> Steps<'a> {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::default();
+        for (index, function) in facts.functions.iter().enumerate() {
+            if let Some(name) = function.name.as_deref() {
+                by_name.entry(name).or_default().push(index);
+            }
+        }
+        let mut functions = HashSet::default();
+        let mut callers: HashMap<&str, Vec<(usize, &str)>> = HashMap::default();
+        for call in &facts.calls {
+            let Some(defined) = by_name.get(call.callee_last.as_str()) else { continue };
+            if call.loops.is_empty() {
+                if let Some(caller) = call.enclosing_function.as_deref() {
+                    callers.entry(call.callee_last.as_str()).or_default().push((call.range.start, caller));
+                }
+            } else if !facts.swallows(call) {
+                functions.extend(
+                    defined
+                        .iter()
+                        .copied()
+                        .filter(|&f| !facts.functions[f].range.contains(&call.range.start)),
+                );
+            }
+        }
+        // (A caller must itself be a step, and not recursive.)
+        let step_names: HashSet<&str> = functions
+            .iter()
+            .filter(|&&f| !facts.functions[f].recursive)
+            .filter_map(|&f| facts.functions[f].name.as_deref())
+            .collect();
+        callers.retain(|_, calls| {
+            calls.retain(|(_, caller)| step_names.contains(caller));
+            !calls.is_empty()
+        });
+        Steps { functions, callers }
+    }
+}
+
 /// Whether a loop retries one step of another loop, so that its passes are
 /// tries of that step: a loop inside another loop of its function (the
 /// walk keeps its bound only when running out of it leaves the outer loop
@@ -207,7 +258,7 @@ fn is_nested(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
 /// their passes, unless every such call is in a `try` that swallows what
 /// it raises (the caller goes on). A function that calls itself is not
 /// counted: its recursion may be the retry, and its loop the agent's.
-fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
+fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact, steps: &Steps<'_>) -> bool {
     use crate::facts::LoopKind;
     if matches!(fact.kind, LoopKind::Recursion | LoopKind::Framework) {
         return false;
@@ -237,8 +288,7 @@ fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     let Some(index) = fact.function.filter(|&f| !facts.functions[f].recursive) else { return false };
     // (`asserted_module.aforward(...)` in the loop of `aforward` itself is
     // another object's method, not a caller's loop.)
-    let is_step = |function: usize| facts.step_calls(function).any(|call| !facts.swallows(call));
-    if is_step(index) {
+    if steps.functions.contains(&index) {
         return true;
     }
     // Or a helper of such a step, called outside any loop of its own: the
@@ -246,19 +296,10 @@ fn retries_one_step(facts: &Facts, fact: &crate::facts::LoopFact) -> bool {
     // whose `for attempt in range(3)` retries that request.
     let Some(name) = facts.functions[index].name.as_deref() else { return false };
     let own = &facts.functions[index].range;
-    facts
-        .calls
-        .iter()
-        .filter(|call| call.callee_last == name && call.loops.is_empty() && !own.contains(&call.range.start))
-        .filter_map(|call| call.enclosing_function.as_deref())
-        .any(|caller| {
-            facts.functions.iter().enumerate().any(|(other, function)| {
-                other != index
-                    && !function.recursive
-                    && function.name.as_deref() == Some(caller)
-                    && is_step(other)
-            })
-        })
+    steps
+        .callers
+        .get(name)
+        .is_some_and(|calls| calls.iter().any(|(at, caller)| !own.contains(at) && *caller != name))
 }
 
 /// Whether a counter that is a field (`result.tool_calls += 1`) is the one a
