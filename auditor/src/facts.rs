@@ -3005,7 +3005,7 @@ impl<'s, 't> Walker<'s, 't> {
         // The values of a text template (`prompt.format(MAX_DRIVING_HOURS=
         // hours)`, `Template(...).substitute(...)`) fill in words, they set
         // nothing.
-        if self.kind_name(node) == "keyword_argument" && self.fills_a_template(node) {
+        if self.kind_name(node) == "keyword_argument" && self.fills_a_template() {
             return;
         }
         let key_text = self.text(key).trim();
@@ -3036,10 +3036,13 @@ impl<'s, 't> Walker<'s, 't> {
         });
     }
 
-    /// Whether a keyword argument is given to a call that fills in a text
-    /// template: `str.format`, `format_map`, `Template.substitute`.
-    fn fills_a_template(&self, kwarg: Node<'t>) -> bool {
-        let Some(call) = kwarg.parent().and_then(|list| list.parent()) else { return false };
+    /// Whether the keyword argument being entered is given to a call that
+    /// fills in a text template: `str.format`, `format_map`,
+    /// `Template.substitute`.
+    fn fills_a_template(&self) -> bool {
+        // (The walk's frames hold the ancestors: the argument list, then
+        // the call. `Node::parent` would search down from the root.)
+        let Some(call) = self.frames.len().checked_sub(2).map(|i| self.frames[i].node) else { return false };
         if self.kind_name(call) != "call" {
             return false;
         }
@@ -3893,14 +3896,24 @@ impl<'s, 't> Walker<'s, 't> {
     /// = ...`), looking back through the statements of the enclosing blocks
     /// up to the function (at most a few dozen statements).
     fn local_definition(&self, at: Node<'t>, name: &str) -> Option<Node<'t>> {
-        let mut node = at;
+        // The walk's frames hold the condition's ancestors (the guard being
+        // read is among them): each block's statements before the one on the
+        // way are read with a cursor, nearest first. (`Node::parent` and
+        // `prev_named_sibling` would each search down from the root.)
+        let start = at.start_byte();
         let mut seen = 0;
-        while let Some(parent) = node.parent() {
-            if self.syn_of(parent) == Syn::Function {
+        for index in (0..self.frames.len()).rev() {
+            let block = self.frames[index].node;
+            if block.start_byte() > start || block.end_byte() < at.end_byte() {
+                continue;
+            }
+            if self.syn_of(block) == Syn::Function {
                 return None;
             }
-            let mut sibling = node.prev_named_sibling();
-            while let Some(statement) = sibling {
+            let mut cursor = block.walk();
+            let before: Vec<Node<'t>> =
+                block.named_children(&mut cursor).take_while(|child| child.end_byte() <= start).collect();
+            for statement in before.into_iter().rev() {
                 seen += 1;
                 if seen > 40 {
                     return None;
@@ -3908,9 +3921,7 @@ impl<'s, 't> Walker<'s, 't> {
                 if let Some(value) = self.value_assigned(statement, name) {
                     return Some(value);
                 }
-                sibling = statement.prev_named_sibling();
             }
-            node = parent;
         }
         None
     }
