@@ -2449,8 +2449,10 @@ impl<'s, 't> Walker<'s, 't> {
         matches!(self.syn_of(inner), Syn::Call)
     }
 
-    fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
-        let (target, value) = match (self.family, self.kind_name(node)) {
+    /// The target and the value of an assignment or declaration (`x = v`,
+    /// `const x = v`, `let x = v`, `x := v`, `x++`, which has no value).
+    fn assignment_sides(&self, node: Node<'t>) -> (Option<Node<'t>>, Option<Node<'t>>) {
+        match (self.family, self.kind_name(node)) {
             (_, "variable_declarator") => (self.field(node, "name"), self.field(node, "value")),
             (_, "named_expression") => (self.field(node, "name"), self.field(node, "value")),
             (Family::Rust, "let_declaration") => (self.field(node, "pattern"), self.field(node, "value")),
@@ -2459,7 +2461,11 @@ impl<'s, 't> Walker<'s, 't> {
             (_, "update_expression") => (self.field(node, "argument"), None),
             (_, "inc_statement") | (_, "dec_statement") => (node.named_child(0), None),
             _ => (self.field(node, "left"), self.field(node, "right")),
-        };
+        }
+    }
+
+    fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
+        let (target, value) = self.assignment_sides(node);
         let Some(target) = target else { return };
         let mut targets = vec![self.text(target).trim().to_string()];
         if matches!(
@@ -3359,14 +3365,24 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether a Bash `read` comes right after a prompt printed for it
     /// (`echo -ne "You: "` or `printf '> '` as the statement before).
     fn after_a_prompt(&self, read: Node<'t>) -> bool {
+        // The walk's frames hold the command's ancestors (its own frame is
+        // not pushed yet): up through `read ... || break` to the statement,
+        // then the statement before it in its block, read with a cursor.
         let mut statement = read;
-        while let Some(parent) = statement.parent() {
+        let mut level = self.frames.len();
+        while level > 0 {
+            let parent = self.frames[level - 1].node;
             if !matches!(self.kind_name(parent), "list" | "pipeline" | "negated_command") {
                 break;
             }
             statement = parent;
+            level -= 1;
         }
-        let Some(before) = statement.prev_named_sibling() else { return false };
+        let Some(block) = level.checked_sub(1).map(|i| self.frames[i].node) else { return false };
+        let mut cursor = block.walk();
+        let before =
+            block.named_children(&mut cursor).take_while(|c| c.end_byte() <= statement.start_byte()).last();
+        let Some(before) = before else { return false };
         if self.kind_name(before) != "command" {
             return false;
         }
@@ -3695,33 +3711,19 @@ impl<'s, 't> Walker<'s, 't> {
             // toolCalls.length > 0 && !stop && !signal.aborted` a few lines up:
             // each part is a way out of its own, judged on its own words at
             // the place the loop checks them.
-            if let Some((parts, flip)) = self.alias_parts.then(|| self.boolean_alias_parts(root)).flatten() {
-                for part in parts {
-                    let mut collected = self.collect(&[part]);
-                    collected.clause.range = root.byte_range();
-                    collected.clause.sides = self.sides_of(part);
-                    collected.clause.call_root = self.root_call(part);
-                    collected.clause.keyed_lookup = self.keyed_lookup(part);
-                    if flip {
-                        collected.clause.negated = !collected.clause.negated;
+            match self.alias_parts.then(|| self.boolean_alias_parts(root)).flatten() {
+                Some((parts, flip)) => {
+                    for part in parts {
+                        let index = self.push_clause(part, root.byte_range());
+                        if flip {
+                            let clause = &mut self.facts.clauses[index];
+                            clause.negated = !clause.negated;
+                        }
+                        out.push(index);
                     }
-                    let index = self.facts.clauses.len();
-                    self.facts.clauses.push(collected.clause);
-                    out.push(index);
                 }
-                continue;
+                None => out.push(self.push_clause(root, root.byte_range())),
             }
-            let mut collected = self.collect(&[root]);
-            collected.clause.range = root.byte_range();
-            collected.clause.sides = self.sides_of(root);
-            collected.clause.call_root = self.root_call(root);
-            collected.clause.command =
-                self.family == Family::Bash && matches!(self.kind_name(root), "command" | "pipeline");
-            collected.clause.repeats_recent = repeats_recent(self.text(root));
-            collected.clause.keyed_lookup = self.keyed_lookup(root);
-            let index = self.facts.clauses.len();
-            self.facts.clauses.push(collected.clause);
-            out.push(index);
         }
         if out.iter().any(|i| self.facts.clauses[*i].repeats_recent) {
             for i in &out {
@@ -3730,6 +3732,22 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         out
+    }
+
+    /// The clause of one boolean part of a condition, placed at `range`
+    /// (the part itself, or the condition that reads it through a name).
+    fn push_clause(&mut self, part: Node<'t>, range: Range<usize>) -> usize {
+        let mut collected = self.collect(&[part]);
+        collected.clause.range = range;
+        collected.clause.sides = self.sides_of(part);
+        collected.clause.call_root = self.root_call(part);
+        collected.clause.command =
+            self.family == Family::Bash && matches!(self.kind_name(part), "command" | "pipeline");
+        collected.clause.repeats_recent = repeats_recent(self.text(part));
+        collected.clause.keyed_lookup = self.keyed_lookup(part);
+        let index = self.facts.clauses.len();
+        self.facts.clauses.push(collected.clause);
+        index
     }
 
     /// Whether a clause is one entry of a map looked up by a computed key,
@@ -3926,34 +3944,42 @@ impl<'s, 't> Walker<'s, 't> {
         None
     }
 
+    /// The value a statement gives to `name` alone (`x = v`, `const x = v`,
+    /// `x := v`, `let x = v`); a statement that assigns several names at
+    /// once gives none.
     fn value_assigned(&self, statement: Node<'t>, name: &str) -> Option<Node<'t>> {
-        let named = |node: Option<Node<'t>>| node.is_some_and(|n| self.text(n) == name);
-        match self.kind_name(statement) {
-            "expression_statement" => {
-                let inner = statement.named_child(0)?;
-                match self.kind_name(inner) {
-                    "assignment" | "assignment_expression" if named(self.field(inner, "left")) => {
-                        self.field(inner, "right")
-                    }
-                    _ => None,
-                }
+        let assignments = match self.kind_name(statement) {
+            "expression_statement" => vec![statement.named_child(0)?],
+            "lexical_declaration" | "variable_declaration" => self.children_named(statement),
+            "short_var_declaration" | "assignment_statement" | "let_declaration" => vec![statement],
+            _ => return None,
+        };
+        assignments.into_iter().find_map(|assignment| {
+            if !matches!(
+                self.kind_name(assignment),
+                "assignment"
+                    | "assignment_expression"
+                    | "variable_declarator"
+                    | "short_var_declaration"
+                    | "assignment_statement"
+                    | "let_declaration"
+            ) {
+                return None;
             }
-            "lexical_declaration" | "variable_declaration" => self
-                .children_named(statement)
-                .into_iter()
-                .filter(|d| self.kind_name(*d) == "variable_declarator")
-                .find(|d| named(self.field(*d, "name")))
-                .and_then(|d| self.field(d, "value")),
-            "short_var_declaration" | "assignment_statement" if named(self.field(statement, "left")) => {
-                let right = self.field(statement, "right")?;
-                match self.children_named(right).as_slice() {
+            let (target, value) = self.assignment_sides(assignment);
+            if target.is_none_or(|t| self.text(t) != name) {
+                return None;
+            }
+            // (Go's `x := v` holds its sides in lists.)
+            let value = value?;
+            match self.kind_name(value) {
+                "expression_list" => match self.children_named(value).as_slice() {
                     [only] => Some(*only),
                     _ => None,
-                }
+                },
+                _ => Some(value),
             }
-            "let_declaration" if named(self.field(statement, "pattern")) => self.field(statement, "value"),
-            _ => None,
-        }
+        })
     }
 
     fn children_named(&self, node: Node<'t>) -> Vec<Node<'t>> {
