@@ -20,7 +20,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use crate::language::Family;
-use crate::words::canonical_words;
+use crate::words::{canonical_words, split_identifier};
 
 /// The walk's hash tables: foldhash, seeded per process, rather than the
 /// standard library's SipHash. Their keys are node ids and identifiers of
@@ -1879,17 +1879,32 @@ impl<'s, 't> Walker<'s, 't> {
             return false;
         }
         match self.family {
-            Family::Python => text.starts_with("range("),
+            // `range(n)`, `tqdm(range(1, n + 1), desc=...)`, `trange(n)`, or a
+            // name the function set to one (`pbar = tqdm(range(n))` ...
+            // `for i in pbar:`).
+            Family::Python => {
+                python_range(text)
+                    || (self.kind_name(node) == "identifier"
+                        && self
+                            .local_definition(node, text)
+                            .is_some_and(|value| python_range(self.text(value))))
+            }
             Family::Rust => {
                 let inner = text.trim_start_matches('(').trim_end_matches(')');
                 inner.contains("..") && !inner.ends_with("..")
             }
+            // `range 10`, `range maxTurns`; a slice of steps (`range
+            // l.config.Steps`) is a walk over a collection.
             Family::Go => {
+                let raw = split_identifier(text);
+                let plural = raw.last().is_some_and(|w| w.len() > 3 && w.ends_with('s'));
                 let words = canonical_words(text);
                 text.chars().all(|c| c.is_ascii_digit())
-                    || words
-                        .iter()
-                        .any(|w| matches!(w.as_str(), "max" | "turn" | "step" | "iter" | "round" | "attempt"))
+                    || words.iter().any(|w| matches!(w.as_str(), "max" | "num" | "total"))
+                    || (!plural
+                        && words
+                            .iter()
+                            .any(|w| matches!(w.as_str(), "turn" | "step" | "iter" | "round" | "attempt")))
             }
             Family::Bash => text.contains("seq ") || (text.starts_with('{') && text.contains("..")),
             Family::Js => false,
@@ -4213,4 +4228,17 @@ fn alternatives_of<'t>(pattern: Node<'t>, out: &mut Vec<Node<'t>>) {
     for child in children {
         alternatives_of(child, out);
     }
+}
+
+/// A Python iterable that counts: `range(...)`, `trange(...)`, or a progress
+/// bar or enumeration wrapped around one (`tqdm(range(1, n + 1))`,
+/// `enumerate(range(n))`).
+fn python_range(text: &str) -> bool {
+    let mut inner = text.trim();
+    for wrapper in ["tqdm(", "enumerate(", "reversed(", "list("] {
+        if let Some(rest) = inner.strip_prefix(wrapper) {
+            inner = rest.trim_start();
+        }
+    }
+    inner.starts_with("range(") || inner.starts_with("trange(") || inner.starts_with("tqdm.trange(")
 }

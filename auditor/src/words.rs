@@ -83,8 +83,8 @@ pub(crate) fn canonical(word: &str) -> &str {
             "issue"
         }
         "goal" | "goals" | "objective" => "goal",
-        "queue" | "queues" | "todo" | "todos" | "pending" | "backlog" | "frontier" | "worklist" | "tasks"
-        | "stack" | "jobs" | "remaining" | "work" => "queue",
+        "queue" | "queues" | "queued" | "dequeue" | "dequeued" | "todo" | "todos" | "pending" | "backlog"
+        | "frontier" | "worklist" | "tasks" | "stack" | "jobs" | "remaining" | "work" => "queue",
         "prev" | "previous" | "last" | "old" | "before" | "prior" | "earlier" => "prev",
         "seen" | "visited" | "history" | "recent" | "recently" => "seen",
         "hash" | "hashes" | "digest" | "digests" | "hexdigest" | "fingerprint" | "checksum" | "sha"

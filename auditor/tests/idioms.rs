@@ -1499,3 +1499,74 @@ fn the_values_of_a_text_template_set_nothing() {
         &[E2],
     );
 }
+
+#[test]
+fn a_progress_bar_over_a_range_counts_passes() {
+    // `tqdm(range(...))`, directly or through the name it was given.
+    check(
+        Python,
+        "def run(self):\n    pbar = tqdm(range(1, self.max_iterations + 1), desc='Iterations')\n    for i in pbar:\n        result = self.run_claude(prompt)\n        if self.count_tasks().remaining == 0:\n            return 0\n    return 1\n",
+        &[E1, E2],
+    );
+    check(
+        Python,
+        "def run(agent, n):\n    for turn in tqdm(range(n)):\n        reply = agent.step()\n        log(reply)\n",
+        &[E2],
+    );
+    // A progress bar over a collection is a walk over it.
+    check(
+        Python,
+        "def run(agent, prompts):\n    pbar = tqdm(prompts)\n    for prompt in pbar:\n        reply = agent.step(prompt)\n        log(reply)\n",
+        &[],
+    );
+}
+
+#[test]
+fn go_ranges_over_a_count_not_over_a_slice_of_steps() {
+    // Go 1.22 ranges over an integer: a turn cap.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor i := range a.maxTurns {\n\t\ta.step(ctx, i)\n\t}\n\treturn nil\n}\n",
+        &[E2],
+    );
+    // A slice of the pipeline's configured steps is walked once per pass.
+    check(
+        Go,
+        "package agent\n\nfunc (l *Loop) runSteps(ctx context.Context) error {\n\tfor _, stepCfg := range l.config.Steps {\n\t\tif err := l.run(ctx, stepCfg); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[],
+    );
+}
+
+#[test]
+fn a_queue_of_prompts_running_dry_is_the_work_done() {
+    check(
+        Python,
+        "async def run_agent(self, prompt):\n    current = prompt\n    while True:\n        async for event in self.agent.run(current):\n            self.render(event)\n        queued = self._dequeue_next_prompt()\n        if queued is None:\n            break\n        current = queued\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_round_that_had_no_tools_ends_the_run() {
+    check(
+        Python,
+        "async def run_auto_rounds(self):\n    while True:\n        had_tools_this_round = False\n        async for chunk in self.engine.run_stream(self.messages):\n            if chunk.get('type') == 'round_complete':\n                had_tools_this_round = bool(chunk.get('had_tool_calls', False))\n                break\n        if not had_tools_this_round:\n            break\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_request_to_terminate_is_an_outside_stop_not_the_work_done() {
+    // A flag set by a signal handler asks the loop to stop: E8, not E1.
+    check(
+        Python,
+        "class Researcher:\n    def __init__(self):\n        self.should_terminate = threading.Event()\n        signal.signal(signal.SIGTERM, self._on_signal)\n\n    def _on_signal(self, signum, frame):\n        self.should_terminate.set()\n\n    def research(self):\n        while not self.should_terminate.is_set():\n            areas = self.llm.focus_areas(self.doc)\n            self.doc += self.search(areas)\n",
+        &[E8],
+    );
+    // A flag the loop sets itself when the work is done stays goal met.
+    check(
+        Python,
+        "def research(self):\n    finished = False\n    while not finished:\n        reply = self.llm.step(self.doc)\n        finished = reply.complete\n",
+        &[E1],
+    );
+}

@@ -89,8 +89,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && clause.equality && view.any_literal(&["assistant"]) {
         return true;
     }
-    // `if has_tools and len(tool_messages) != 0: return self.send(...)`.
-    if view.has("tool") && view.any(&["has", "result", "results", "message", "messages"]) {
+    // `if has_tools and len(tool_messages) != 0: return self.send(...)`,
+    // `if not had_tools_this_round: break`.
+    if view.has("tool") && view.any(&["has", "had", "have", "result", "results", "message", "messages"]) {
         return true;
     }
     // This pass's reply carries an answer and the loop returns it
@@ -396,6 +397,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.any(SCORE_WORDS) && (clause.ordering || (clause.equality && clause.number)) {
         return true;
     }
+    // A request to end that the loop does not make itself
+    // (`while not self.should_terminate.is_set()`, set by a signal handler
+    // or a command): something outside asked it to stop (E8), the work is
+    // not judged done.
+    if requested_termination(view) {
+        return false;
+    }
     if clause.ordering {
         // Completion signals counted up to a threshold, every task done.
         return view.any(DONE_WORDS) && !view.any(COUNT_WORDS);
@@ -407,6 +415,22 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     view.any(DONE_WORDS)
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
+}
+
+/// A flag that asks the loop to terminate (`should_terminate`,
+/// `terminateRequested`), read but not set on the loop's passes.
+pub(crate) fn requested_termination(view: &ClauseView<'_>) -> bool {
+    !view.this_pass
+        && !view.assigned_in_loop
+        && view.clause.idents.iter().any(|ident| {
+            let lower = ident.to_ascii_lowercase().replace('_', "");
+            lower.contains("shouldterminate") || lower.contains("terminaterequested")
+        })
+        // (A method of that name, `self.should_terminate()`, may judge the
+        // work itself.)
+        && view.clause.call_root.as_deref().is_none_or(|root| {
+            !root.rsplit(['.', ':']).next().unwrap_or(root).to_ascii_lowercase().contains("should")
+        })
 }
 
 /// A constant in capitals that names a marker (`EXIT_PHRASE in response`).
