@@ -225,6 +225,9 @@ pub(crate) struct CallFact {
     /// of its handlers leaves the loop, what the call raises still ends it.
     pub caught_in: Option<Range<usize>>,
     pub enclosing_function: Option<String>,
+    /// The nearest enclosing function that has a name: for a call in a
+    /// closure (`execFunc = func(ctx) { ... }`), the function that made it.
+    pub named_function: Option<String>,
     /// Canonical words and literal words of the arguments (bounded sub-walk).
     pub arg_words: Vec<String>,
     pub arg_literals: Vec<String>,
@@ -2086,6 +2089,13 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
+    fn named_function_name(&self) -> Option<String> {
+        self.function_frames.iter().rev().find_map(|&frame| match self.frames[frame].role {
+            FrameRole::Function(id) => self.facts.functions[id].name.clone(),
+            _ => None,
+        })
+    }
+
     fn enter_call(&mut self, node: Node<'t>) -> FrameRole {
         let callee_node = self.callee_of(node);
         let callee = callee_node.map(|c| self.text(c)).unwrap_or("");
@@ -2323,6 +2333,7 @@ impl<'s, 't> Walker<'s, 't> {
             caught,
             caught_in,
             enclosing_function: self.enclosing_function_name(),
+            named_function: self.named_function_name(),
             arg_words,
             arg_literals,
             decorator_loop: self.current_decorator_loop(),

@@ -1570,3 +1570,32 @@ fn a_request_to_terminate_is_an_outside_stop_not_the_work_done() {
         &[E1],
     );
 }
+
+#[test]
+fn timeouts_of_one_batch_or_one_step_and_rate_windows_bound_no_run() {
+    // A helper bounds one batch of tool calls with its own context; the
+    // agent's loop checks the task's context, which no timeout made.
+    check(
+        Go,
+        "package agent\n\nfunc (t *Task) run() error {\n\tfor iter := 0; iter < t.max; iter++ {\n\t\tresp := t.ask()\n\t\tif err := t.executeBatch(resp.Calls); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n\treturn nil\n}\n\nfunc (t *Task) executeBatch(calls []Call) error {\n\tctx, cancel := context.WithTimeout(t.ctx, 5*time.Minute)\n\tdefer cancel()\n\tfor _, call := range calls {\n\t\tif err := checkContext(ctx); err != nil {\n\t\t\treturn err\n\t\t}\n\t\tt.exec(ctx, call)\n\t}\n\treturn nil\n}\n\nfunc checkContext(ctx context.Context) error {\n\tselect {\n\tcase <-ctx.Done():\n\t\treturn ctx.Err()\n\tdefault:\n\t\treturn nil\n\t}\n}\n",
+        &[E2, E8],
+    );
+    // A closure that a step's helper makes bounds that step.
+    check(
+        Go,
+        "package agent\n\nfunc (l *Loop) Run(ctx context.Context) error {\n\tfor i := 0; i < l.max; i++ {\n\t\tl.executeStep(ctx, i)\n\t}\n\treturn nil\n}\n\nfunc (l *Loop) executeStep(ctx context.Context, i int) error {\n\texec := func(c context.Context) error { return l.agent.Execute(c) }\n\tif l.timeout > 0 {\n\t\tinner := exec\n\t\texec = func(c context.Context) error {\n\t\t\ttimeoutCtx, cancel := context.WithTimeout(c, l.timeout)\n\t\t\tdefer cancel()\n\t\t\treturn inner(timeoutCtx)\n\t\t}\n\t}\n\treturn exec(ctx)\n}\n",
+        &[E2],
+    );
+    // The same context made around the whole run bounds it.
+    check(
+        Go,
+        "package agent\n\nfunc (l *Loop) Run(parent context.Context) error {\n\tctx, cancel := context.WithTimeout(parent, time.Hour)\n\tdefer cancel()\n\tfor {\n\t\tif ctx.Err() != nil {\n\t\t\treturn ctx.Err()\n\t\t}\n\t\tl.agent.Execute(ctx)\n\t}\n}\n",
+        &[E4],
+    );
+    // A rate limit's sliding window spaces actions out.
+    check(
+        JavaScript,
+        "async function main() {\n  const stamps = [];\n  while (true) {\n    const now = Date.now();\n    while (stamps.length && now - stamps[0] > rateWindowMs) stamps.shift();\n    const action = await agent.next();\n    stamps.push(now);\n    await env.apply(action);\n  }\n}\n",
+        &[],
+    );
+}

@@ -45,8 +45,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // (A rate limit's sliding window, `now - stamps[0] > rateWindowMs`,
+    // spaces requests out; it ends nothing.)
     if view.has("time")
         && names_a_clock(view)
+        && !view.any(&["rate", "throttle", "cooldown"])
         && (clause.ordering || view.any(&["after", "out", "up", "exceeded", "exceed", "over", "max"]))
     {
         return true;
@@ -112,10 +115,12 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         "alarm" => call.callee.starts_with("signal"),
         "timeout" | "wait_for" | "fail_after" | "move_on_after" | "WithTimeout" | "WithDeadline" => {
             // Only a timeout around the loop bounds the loop: not one inside
-            // it, and not one in a helper the loop calls on every turn.
+            // it, and not one in a helper the loop calls on every turn (nor
+            // in a closure such a helper makes).
             !call.in_loop
                 && call.decorator_loop.is_none()
                 && call.enclosing_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
+                && call.named_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
                 && !configures_a_client(call)
                 && !bounds_one_step(facts, call)
         }

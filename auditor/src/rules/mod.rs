@@ -391,9 +391,15 @@ impl<'a> ClauseView<'a> {
         for ident in &clause.idents {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 searched.extend(definition.searched.iter().map(String::as_str));
-                made_with_timeout |= definition.callees.iter().any(|callee| {
-                    matches!(callee.as_str(), "WithTimeout" | "WithTimeoutCause" | "timeout" | "with_timeout")
-                });
+                // (A context made in another function, `ctx` of a helper
+                // that bounds one batch of tool calls, is not this one.)
+                made_with_timeout |= definition.function == function
+                    && definition.callees.iter().any(|callee| {
+                        matches!(
+                            callee.as_str(),
+                            "WithTimeout" | "WithTimeoutCause" | "timeout" | "with_timeout"
+                        )
+                    });
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
                 }
