@@ -456,6 +456,11 @@ pub(crate) struct Facts {
     pub aliases: HashMap<String, Vec<Definition>>,
     /// Names passed as arguments to calls other than logging.
     pub passed: HashSet<String>,
+    /// The code ties cancelling to a person: a name (`UserAbortError`,
+    /// `user_interrupt`) or a value it records as the reason
+    /// (`abortReason: 'user_interrupt'`, `reason: aborted ? "user" :
+    /// "timeout"`). Its cancellations are the person's (E6).
+    pub cancel_by_person: bool,
     /// Simple names of functions called inside loop bodies.
     pub called_in_loops: HashSet<String>,
     pub flag_assigns: Vec<FlagAssign>,
@@ -1046,6 +1051,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         aliases: HashMap::default(),
         passed: HashSet::default(),
         called_in_loops: HashSet::default(),
+        cancel_by_person: false,
         flag_assigns: Vec::new(),
         local_flag_sets: Vec::new(),
         loop_flag_sets: Vec::new(),
@@ -1085,6 +1091,18 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
     };
     walker.walk(tree);
     mark_mutual_recursion(&mut walker.facts, &walker.call_edges);
+    let facts = &mut walker.facts;
+    // (Only a value that is a code, `'user_interrupt'`, not a message for
+    // someone to read, `"Interrupted by user"`.)
+    facts.cancel_by_person |= facts.kwargs.iter().any(|kwarg| {
+        let reason = kwarg.name_words.iter().any(|w| w == "reason" || w == "cause");
+        quoted_codes(&kwarg.value_text).any(|code| {
+            let code = code.to_ascii_lowercase();
+            (reason && (code == "user" || code == "human"))
+                || (code.contains("user")
+                    && (code.contains("cancel") || code.contains("interrupt") || code.contains("abort")))
+        })
+    });
     walker.facts
 }
 
@@ -1466,12 +1484,23 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn note_identifier(&mut self, node: Node<'t>) {
+        let text = self.text(node);
+        // A name that says a person cancels (`UserAbortError`,
+        // `user_interrupt`, `userCancelled`); not one in a log call.
+        if !self.facts.cancel_by_person
+            && (8..=40).contains(&text.len())
+            && self.call_nesting.last() != Some(&true)
+            && (text.contains("ser") || text.contains("SER"))
+        {
+            let lower = text.to_ascii_lowercase();
+            self.facts.cancel_by_person = lower.contains("user")
+                && (lower.contains("cancel") || lower.contains("interrupt") || lower.contains("abort"));
+        }
         // Only names handed to a (non-logging) call are remembered, and each
         // once: this runs for every identifier of the file.
         if self.call_nesting.last() != Some(&false) {
             return;
         }
-        let text = self.text(node);
         if text.len() <= 64 && self.facts.passed.len() < 20_000 && !self.facts.passed.contains(text) {
             self.facts.passed.insert(text.to_string());
         }
@@ -4252,4 +4281,21 @@ fn python_range(text: &str) -> bool {
         }
     }
     inner.starts_with("range(") || inner.starts_with("trange(") || inner.starts_with("tqdm.trange(")
+}
+
+/// The quoted strings of a value's text that hold no space: codes such as
+/// `'user_interrupt'` or `"user"`, not sentences.
+fn quoted_codes(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || loop {
+        let start = rest.find(['\'', '"', '`'])?;
+        let quote = rest[start..].chars().next()?;
+        let after = &rest[start + 1..];
+        let end = after.find(quote)?;
+        let inside = &after[..end];
+        rest = &after[end + 1..];
+        if !inside.is_empty() && inside.len() <= 40 && !inside.contains(char::is_whitespace) {
+            return Some(inside);
+        }
+    })
 }

@@ -1599,3 +1599,25 @@ fn timeouts_of_one_batch_or_one_step_and_rate_windows_bound_no_run() {
         &[],
     );
 }
+
+#[test]
+fn a_cancellation_the_code_ties_to_a_person_is_theirs() {
+    // The error it throws names the user.
+    check(
+        TypeScript,
+        "async function runAgent(signal?: AbortSignal) {\n  while (true) {\n    const reply = await llm.chat(messages, { signal });\n    if (!reply.toolCalls.length) return reply.text;\n    for (const call of reply.toolCalls) {\n      if (signal?.aborted) throw new UserAbortError();\n      messages.push(await run(call));\n    }\n  }\n}\n",
+        &[E1, E6],
+    );
+    // The reason it records is a code that names the user.
+    check(
+        TypeScript,
+        "class Runner {\n  cancel(): void {\n    this.cancelled = true;\n    this.state.abortReason = 'user_interrupt';\n  }\n  async runLoop() {\n    while (!this.cancelled) {\n      const result = await this.turn();\n      if (result.taskComplete) return { abortedReason: undefined };\n    }\n    return { abortedReason: 'user_interrupt' };\n  }\n}\n",
+        &[E1, E6],
+    );
+    // A message for a reader that mentions the user ties nothing.
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        if self.cancel_event.is_set():\n            yield InterruptedEvent(message='Interrupted by user')\n            break\n        reply = await self.llm.step()\n        if not reply.tool_calls:\n            return\n",
+        &[E1, E8],
+    );
+}

@@ -53,7 +53,21 @@ const PERSON_ACTS: &[&str] = &[
     "decision",
 ];
 
+/// A cancellation in code that ties cancelling to a person
+/// (`if (signal.aborted) throw new UserAbortError()`, `abortReason =
+/// 'user_interrupt'`): the person stopped it. Not a count of cancellations
+/// compared with a limit.
+pub(crate) fn cancelled_by_person(view: &ClauseView<'_>) -> bool {
+    view.cancel_by_person
+        && view.any(&["cancel", "interrupt"])
+        && !view.clause.ordering
+        && !view.any(&["detect", "stall", "timeout", "deadline"])
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    if cancelled_by_person(view) {
+        return true;
+    }
     if view.role == Role::Handler {
         // `except KeyboardInterrupt`, `except EOFError` (Ctrl-D at a prompt).
         return view.has("interrupt") || view.has("sigint") || view.has("eof");

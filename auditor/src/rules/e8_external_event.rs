@@ -52,6 +52,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("human") && view.any(&["cancel", "stop", "interrupt"])) || view.has("ctrlc") {
         return false;
     }
+    if super::e6_human_interrupt::cancelled_by_person(view) {
+        return false;
+    }
     if view.role == Role::Handler {
         // `except CancelledError`, `except SessionExit`, `except StopAgent`;
         // not `except StopIteration`, the end of what a loop walked.

@@ -355,6 +355,8 @@ pub(crate) struct ClauseView<'a> {
     /// A name of the clause holds what a call that sets a timeout made
     /// (`execCtx, cancel := context.WithTimeout(ctx, limit)`).
     pub made_with_timeout: bool,
+    /// The file ties its cancellations to a person (`Facts::cancel_by_person`).
+    pub cancel_by_person: bool,
     /// The exit this clause guards returns a value (`return answer`).
     pub returns_value: bool,
     /// The words include those of where the clause's values come from.
@@ -436,6 +438,7 @@ impl<'a> ClauseView<'a> {
             waits: loop_id.is_some_and(|id| provenance.waiting_loops.contains(&id)),
             retries_one_step: loop_id.is_some_and(|id| provenance.retrying_loops.contains(&id)),
             made_with_timeout,
+            cancel_by_person: facts.cancel_by_person,
             returns_value: false,
             expanded,
             counted,
