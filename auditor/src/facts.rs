@@ -268,6 +268,11 @@ pub(crate) struct HandlerFact {
     pub leaves: bool,
     /// Its `try` wraps a loop: what it catches has already ended that loop.
     pub wraps_loop: bool,
+    /// Its `try` ends by returning (`try: report = build(); return report
+    /// except CancelledError: return "error"`): the loop is on its way out
+    /// whichever way the `try` goes, so leaving from the handler is no way
+    /// out of its own.
+    pub on_the_way_out: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -2023,6 +2028,16 @@ impl<'s, 't> Walker<'s, 't> {
         let type_groups = self.handler_word_groups(node);
         let id = self.facts.handlers.len();
         let wraps_loop = self.ancestor(0).is_some_and(|parent| self.wrapping_tries.contains(&parent.id()));
+        let on_the_way_out = self.ancestor(0).is_some_and(|parent| {
+            self.kind_name(parent) == "try_statement"
+                && self.field(parent, "body").is_some_and(|body| {
+                    let count = body.named_child_count();
+                    count > 0
+                        && body
+                            .named_child(count as u32 - 1)
+                            .is_some_and(|last| self.kind_name(last) == "return_statement")
+                })
+        });
         self.facts.handlers.push(HandlerFact {
             range: node.byte_range(),
             type_words,
@@ -2030,6 +2045,7 @@ impl<'s, 't> Walker<'s, 't> {
             in_loop: self.innermost_loop().is_some(),
             leaves: false,
             wraps_loop,
+            on_the_way_out,
         });
         FrameRole::Handler(id)
     }
@@ -3260,7 +3276,7 @@ impl<'s, 't> Walker<'s, 't> {
             _ => None,
         });
         if let Some(id) = handler {
-            self.facts.handlers[id].leaves = true;
+            self.facts.handlers[id].leaves |= !self.facts.handlers[id].on_the_way_out;
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
@@ -3459,6 +3475,9 @@ impl<'s, 't> Walker<'s, 't> {
         for frame in guards {
             match self.frames[frame].role {
                 FrameRole::Handler(id) => {
+                    if self.facts.handlers[id].on_the_way_out {
+                        continue;
+                    }
                     let clauses = self.handler_clauses(id);
                     if clauses.is_empty() {
                         continue;

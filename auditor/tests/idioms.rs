@@ -1621,3 +1621,37 @@ fn a_cancellation_the_code_ties_to_a_person_is_theirs() {
         &[E1, E8],
     );
 }
+
+#[test]
+fn ways_out_that_are_no_ways_of_their_own() {
+    // The try ends by returning the report: its handler is on the way out.
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        content = await self.client.complete(self.trace)\n        output = parse(content)\n        if output.is_last:\n            try:\n                report = await self.build_report()\n                return report\n            except (asyncio.TimeoutError, asyncio.CancelledError) as e:\n                return f'Error: {e}'\n        self.trace.append(await self.execute(output))\n",
+        &[E1],
+    );
+    // Without the return at the end of the try, the cancellation is a way out.
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        try:\n            content = await self.client.complete(self.trace)\n        except asyncio.CancelledError:\n            return None\n        self.trace.append(content)\n",
+        &[E8],
+    );
+    // A budget that says stop is the budget cap.
+    check(
+        Rust,
+        "fn run(&mut self) {\n    loop {\n        match check_budget(self.cost_usd, &self.budget) {\n            BudgetDecision::Stop { message } => {\n                warn(&message);\n                return;\n            }\n            BudgetDecision::Continue => {}\n        }\n        self.step();\n    }\n}\n",
+        &[E3],
+    );
+    // A stopping function handed to the agent is a condition on its output.
+    check(
+        Python,
+        "def run(self, task):\n    while True:\n        response = self.llm(task)\n        if self.stopping_func is not None and self.stopping_func(response):\n            break\n",
+        &[E1],
+    );
+    // A progress record's work left is the work, not a comparison of passes.
+    check(
+        Python,
+        "def run(self):\n    while True:\n        self.run_claude(self.prompt)\n        progress = self.count_tasks()\n        if progress.remaining == 0:\n            return 0\n",
+        &[E1],
+    );
+}

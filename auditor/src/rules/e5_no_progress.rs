@@ -98,9 +98,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    // (`not result.needs_improvement` is a reviewer's verdict: goal met.)
+    // (`not result.needs_improvement` is a reviewer's verdict: goal met; a
+    // progress record's work left, `progress.remaining == 0`, is the work
+    // done.)
     if view.has("change")
         && !view.any(&["needs", "need", "requires", "required"])
+        && !view.has("queue")
         && (clause.negated
             || clause.zero
             || clause.ordering

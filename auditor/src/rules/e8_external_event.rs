@@ -107,8 +107,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // a final answer's is goal met.)
     let error_check = view.expanded && view.has("error");
     let finished = view.any(&["done", "final", "answer", "submit", "step", "action", "tool"]);
+    // (A budget that decides to stop, `BudgetDecision::Stop`, is the
+    // budget cap's.)
+    // (Nor is a stopping function handed to the loop, `self.stopping_func`:
+    // a condition on the output, as goal met reads it.)
     if view.has("stop")
-        && !view.has("condition")
+        && !view.any(&["condition", "func"])
+        && !view.any(&["budget", "cost"])
         && !error_check
         && !finished
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
