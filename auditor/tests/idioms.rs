@@ -1655,3 +1655,23 @@ fn ways_out_that_are_no_ways_of_their_own() {
         &[E1],
     );
 }
+
+#[test]
+fn a_loop_that_starts_workers_counts_no_passes() {
+    check(
+        TypeScript,
+        "async function start(options: Options) {\n  state.running = true;\n  for (let i = 0; i < options.concurrency; i++) {\n    void workerLoop(`worker-${i}`);\n  }\n}\n",
+        &[],
+    );
+    check(
+        Python,
+        "def start(self, max_workers):\n    for _ in range(max_workers):\n        threading.Thread(target=self.worker).start()\n",
+        &[],
+    );
+    // A count of passes stays a turn cap.
+    check(
+        Python,
+        "def run(agent, max_steps):\n    for step in range(max_steps):\n        agent.step()\n",
+        &[E2],
+    );
+}

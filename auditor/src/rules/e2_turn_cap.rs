@@ -35,6 +35,14 @@ use crate::facts::{CallFact, Facts, KwargFact, Role};
 const GENERIC_COUNTERS: &[&str] =
     &["i", "j", "k", "n", "counter", "idx", "cnt", "num", "len", "max", "loop", "loops"];
 
+/// A loop that starts a pool's workers (`for (let i = 0; i <
+/// options.concurrency; i++)`, `for _ in range(max_workers)`): it counts
+/// workers, not passes, and ends nothing the agent does.
+pub(crate) fn counts_workers(view: &ClauseView<'_>) -> bool {
+    view.any(&["concurrency", "workers", "worker", "threads", "parallelism", "pool"])
+        && !view.any(COUNT_WORDS)
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     if view.role == Role::RangeBound {

@@ -511,6 +511,10 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     let returns_value = provenance.facts.returns_value(&link.site);
     let mut own = ClauseView::new(provenance, clause, role, loop_id, false);
     own.returns_value = returns_value;
+    // (Nor do the words of where its values come from make one of it.)
+    if e2_turn_cap::counts_workers(&own) && matches!(role, Role::LoopCondition | Role::RangeBound) {
+        return None;
+    }
     let by_name = classify(&own);
     // A flag named for stopping (`aborted`, `stop`) says only that the loop
     // stopped; the condition that turned it on says why.
