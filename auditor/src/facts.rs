@@ -20,7 +20,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use crate::language::Family;
-use crate::words::{canonical_words, split_identifier};
+use crate::words::{canonical, canonical_words, split_identifier};
 
 /// The walk's hash tables: foldhash, seeded per process, rather than the
 /// standard library's SipHash. Their keys are node ids and identifiers of
@@ -1097,17 +1097,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
     walker.walk(tree);
     mark_mutual_recursion(&mut walker.facts, &walker.call_edges);
     let facts = &mut walker.facts;
-    // (Only a value that is a code, `'user_interrupt'`, not a message for
-    // someone to read, `"Interrupted by user"`.)
-    facts.cancel_by_person |= facts.kwargs.iter().any(|kwarg| {
-        let reason = kwarg.name_words.iter().any(|w| w == "reason" || w == "cause");
-        quoted_codes(&kwarg.value_text).any(|code| {
-            let code = code.to_ascii_lowercase();
-            (reason && (code == "user" || code == "human"))
-                || (code.contains("user")
-                    && (code.contains("cancel") || code.contains("interrupt") || code.contains("abort")))
-        })
-    });
+    facts.cancel_by_person = ties_cancelling_to_a_person(facts);
     walker.facts
 }
 
@@ -1489,23 +1479,12 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn note_identifier(&mut self, node: Node<'t>) {
-        let text = self.text(node);
-        // A name that says a person cancels (`UserAbortError`,
-        // `user_interrupt`, `userCancelled`); not one in a log call.
-        if !self.facts.cancel_by_person
-            && (8..=40).contains(&text.len())
-            && self.call_nesting.last() != Some(&true)
-            && (text.contains("ser") || text.contains("SER"))
-        {
-            let lower = text.to_ascii_lowercase();
-            self.facts.cancel_by_person = lower.contains("user")
-                && (lower.contains("cancel") || lower.contains("interrupt") || lower.contains("abort"));
-        }
         // Only names handed to a (non-logging) call are remembered, and each
         // once: this runs for every identifier of the file.
         if self.call_nesting.last() != Some(&false) {
             return;
         }
+        let text = self.text(node);
         if text.len() <= 64 && self.facts.passed.len() < 20_000 && !self.facts.passed.contains(text) {
             self.facts.passed.insert(text.to_string());
         }
@@ -1935,13 +1914,11 @@ impl<'s, 't> Walker<'s, 't> {
             Family::Go => {
                 let raw = split_identifier(text);
                 let plural = raw.last().is_some_and(|w| w.len() > 3 && w.ends_with('s'));
-                let words = canonical_words(text);
+                let words: Vec<&str> = raw.iter().map(|w| canonical(w)).collect();
                 text.chars().all(|c| c.is_ascii_digit())
-                    || words.iter().any(|w| matches!(w.as_str(), "max" | "num" | "total"))
+                    || words.iter().any(|w| matches!(*w, "max" | "num" | "total"))
                     || (!plural
-                        && words
-                            .iter()
-                            .any(|w| matches!(w.as_str(), "turn" | "step" | "iter" | "round" | "attempt")))
+                        && words.iter().any(|w| matches!(*w, "turn" | "step" | "iter" | "round" | "attempt")))
             }
             Family::Bash => text.contains("seq ") || (text.starts_with('{') && text.contains("..")),
             Family::Js => false,
@@ -4300,6 +4277,37 @@ fn python_range(text: &str) -> bool {
         }
     }
     inner.starts_with("range(") || inner.starts_with("trange(") || inner.starts_with("tqdm.trange(")
+}
+
+/// Whether the code ties cancelling to a person, read once from what the
+/// walk kept: an error it makes, tests for or catches (`new
+/// UserAbortError()`, `error instanceof APIUserAbortError`, `except
+/// UserCancelled:`), a flag it sets (`user_interrupt = True`), or a value it
+/// records (`abortReason: 'user_interrupt'`, `reason: aborted ? "user" :
+/// "timeout"`). Only a
+/// value that is a code counts, not a message for someone to read
+/// (`"Interrupted by user"`).
+fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
+    let cancels =
+        |word: &str| word.contains("cancel") || word.contains("interrupt") || word.contains("abort");
+    let names_it = |name: &str| {
+        let lower = name.to_ascii_lowercase();
+        lower.contains("user") && cancels(&lower)
+    };
+    let person_cancels = |words: &[String]| {
+        words.iter().any(|w| w == "human") && words.iter().any(|w| w == "cancel" || w == "interrupt")
+    };
+    facts.calls.iter().any(|call| names_it(&call.callee_last))
+        || facts.clauses.iter().any(|clause| clause.idents.iter().any(|ident| names_it(ident)))
+        || facts.assigns.iter().any(|assign| names_it(&assign.target))
+        || facts.handlers.iter().any(|handler| person_cancels(&handler.type_words))
+        || facts.kwargs.iter().any(|kwarg| {
+            let reason = kwarg.name_words.iter().any(|w| w == "reason" || w == "cause");
+            quoted_codes(&kwarg.value_text).any(|code| {
+                (reason && (code.eq_ignore_ascii_case("user") || code.eq_ignore_ascii_case("human")))
+                    || names_it(code)
+            })
+        })
 }
 
 /// The quoted strings of a value's text that hold no space: codes such as

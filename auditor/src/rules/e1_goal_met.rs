@@ -417,19 +417,22 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         || (view.has("solution") && !clause.negated)
 }
 
-/// A flag that asks the loop to terminate (`should_terminate`,
-/// `terminateRequested`), read but not set on the loop's passes.
-pub(crate) fn requested_termination(view: &ClauseView<'_>) -> bool {
+/// A flag that asks the loop to end (`should_terminate`), read but not set
+/// on the loop's passes: whoever sets it asked the loop to stop. (A
+/// finishing tool's or action's flag, `self.complete_tool.should_stop`,
+/// says the work is done.)
+fn requested_termination(view: &ClauseView<'_>) -> bool {
     !view.this_pass
         && !view.assigned_in_loop
-        && view.clause.idents.iter().any(|ident| {
-            let lower = ident.to_ascii_lowercase().replace('_', "");
-            lower.contains("shouldterminate") || lower.contains("terminaterequested")
-        })
+        && view.has("should")
+        && view.has("done")
+        && !view.any(&["tool", "action", "answer", "final", "submit", "step"])
         // (A method of that name, `self.should_terminate()`, may judge the
         // work itself.)
         && view.clause.call_root.as_deref().is_none_or(|root| {
-            !root.rsplit(['.', ':']).next().unwrap_or(root).to_ascii_lowercase().contains("should")
+            !crate::words::canonical_words(root.rsplit(['.', ':']).next().unwrap_or(root))
+                .iter()
+                .any(|w| w == "should")
         })
 }
 

@@ -116,10 +116,10 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         "timeout" | "wait_for" | "fail_after" | "move_on_after" | "WithTimeout" | "WithDeadline" => {
             // Only a timeout around the loop bounds the loop: not one inside
             // it, and not one in a helper the loop calls on every turn (nor
-            // in a closure such a helper makes).
+            // in a closure such a helper makes: the nearest named function
+            // is the helper).
             !call.in_loop
                 && call.decorator_loop.is_none()
-                && call.enclosing_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
                 && call.named_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
                 && !configures_a_client(call)
                 && !bounds_one_step(facts, call)

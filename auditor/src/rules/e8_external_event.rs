@@ -112,8 +112,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (Nor is a stopping function handed to the loop, `self.stopping_func`:
     // a condition on the output, as goal met reads it.)
     if view.has("stop")
-        && !view.any(&["condition", "func"])
-        && !view.any(&["budget", "cost"])
+        && !view.any(&["condition", "func", "budget", "cost"])
         && !error_check
         && !finished
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
