@@ -314,6 +314,13 @@ impl Store {
 
     /// Remembers the account's Stripe customer; the first one stored wins
     /// and is answered.
+    ///
+    /// The conflict clause names no column on purpose: parallel first
+    /// checkouts of one reader store the same customer (one idempotency
+    /// key), and on PostgreSQL an insert racing another one that is not yet
+    /// committed trips over *every* unique index, not only the one named
+    /// (`customer_id` is unique too): with `ON CONFLICT (account_id)` the
+    /// loser failed with a unique violation instead of doing nothing.
     pub async fn save_stripe_customer(
         &self,
         account_id: i64,
@@ -321,14 +328,18 @@ impl Store {
     ) -> Result<String, BillingError> {
         sqlx::query(
             "INSERT INTO stripe_customers (account_id, customer_id, created_at) VALUES ($1, $2, $3) \
-             ON CONFLICT (account_id) DO NOTHING",
+             ON CONFLICT DO NOTHING",
         )
         .bind(account_id)
         .bind(customer_id)
         .bind(now_millis())
         .execute(self.pool())
         .await?;
-        Ok(self.stripe_customer(account_id).await?.unwrap_or_else(|| customer_id.to_string()))
+        // Nothing stored for the account means the customer is another
+        // account's: never hand it on.
+        self.stripe_customer(account_id).await?.ok_or_else(|| {
+            BillingError::Invalid(format!("Stripe customer {customer_id} already belongs to another account"))
+        })
     }
 
     pub async fn account_for_customer(&self, customer_id: &str) -> Result<Option<i64>, BillingError> {

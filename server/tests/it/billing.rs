@@ -484,6 +484,35 @@ both_backends! {
 }
 
 both_backends! {
+    // Parallel first checkouts of one reader store the same customer at the
+    // same moment: every one of them is answered that customer, none fails
+    // (on PostgreSQL a conflict clause naming only the account let the
+    // losers fail on the customer's own unique index). A customer that is
+    // another account's is refused, and the first account keeps it.
+    async fn parallel_saves_of_one_stripe_customer_all_answer_it(db: TestDb) {
+        for round in 0..5 {
+            let account = db.store.ensure_account(&format!("racer{round}@example.com")).await.unwrap();
+            let customer = format!("cus_race_{round}");
+            let mut tasks = Vec::new();
+            for _ in 0..12 {
+                let store = db.store.clone();
+                let customer = customer.clone();
+                tasks.push(tokio::spawn(async move { store.save_stripe_customer(account.id, &customer).await }));
+            }
+            for task in tasks {
+                assert_eq!(task.await.unwrap().unwrap(), customer);
+            }
+        }
+        let thief = db.store.ensure_account("thief@example.com").await.unwrap();
+        let refused = db.store.save_stripe_customer(thief.id, "cus_race_0").await;
+        assert!(refused.is_err(), "another account's customer is not handed on: {refused:?}");
+        assert_eq!(db.store.stripe_customer(thief.id).await.unwrap(), None);
+        let owner = db.store.ensure_account("racer0@example.com").await.unwrap();
+        assert_eq!(db.store.stripe_customer(owner.id).await.unwrap().as_deref(), Some("cus_race_0"));
+    }
+}
+
+both_backends! {
     async fn a_founder_subscription_revived_after_its_seat_was_resold_is_cancelled(db: TestDb) {
         let site = site(&db, 1).await;
         let a = session_cookie(&db, "a@example.com").await;
