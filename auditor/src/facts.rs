@@ -1527,6 +1527,9 @@ impl<'s, 't> Walker<'s, 't> {
             (Family::Python, "for_statement") | (Family::Js, "for_in_statement") => {
                 if let Some(right) = self.field(node, "right") {
                     range_bound = Some(right);
+                    if self.family == Family::Js {
+                        self.note_lines_typed(node, right);
+                    }
                 }
             }
             (Family::Rust, "for_expression") => range_bound = self.field(node, "value"),
@@ -1922,6 +1925,26 @@ impl<'s, 't> Walker<'s, 't> {
             }
             Family::Bash => text.contains("seq ") || (text.starts_with('{') && text.contains("..")),
             Family::Js => false,
+        }
+    }
+
+    /// `for await (const line of rl)` over a readline interface on standard
+    /// input (`rl = readline.createInterface({ input: process.stdin })`):
+    /// each value is a line a person typed.
+    fn note_lines_typed(&mut self, node: Node<'t>, right: Node<'t>) {
+        let text = self.text(right);
+        let made = if self.kind_name(right) == "identifier" {
+            self.local_definition(right, text).map(|value| self.text(value))
+        } else {
+            Some(text)
+        };
+        if !made.is_some_and(|made| made.contains("createInterface") && made.contains("stdin")) {
+            return;
+        }
+        if let Some(left) = self.field(node, "left") {
+            for name in self.collect_idents(left).into_iter().take(2) {
+                self.note_read_into(name, node.start_byte(), true);
+            }
         }
     }
 

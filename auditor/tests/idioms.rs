@@ -1675,3 +1675,80 @@ fn a_loop_that_starts_workers_counts_no_passes() {
         &[E2],
     );
 }
+
+#[test]
+fn e6_a_line_typed_into_a_readline_interface_or_a_prompt_helper_of_the_paste() {
+    // `for await (line of rl)` over standard input: `/exit` is what the
+    // person typed, not the work done.
+    check(
+        TypeScript,
+        "import * as readline from 'node:readline'\n\nexport async function repl(agent: Agent) {\n  const rl = readline.createInterface({ input: process.stdin, output: process.stdout })\n  for await (const raw of rl) {\n    const line = raw.trim()\n    if (line === '/exit') break\n    await agent.runTurn(line)\n  }\n}\n",
+        &[E6],
+    );
+    // A helper of the paste that asks the question: its answer is typed.
+    check(
+        TypeScript,
+        "async function getPrompt(): Promise<string> {\n  const rl = readline.createInterface({ input: process.stdin, output: process.stdout })\n  return await new Promise((accept) => rl.question('> ', accept))\n}\n\nexport async function chat(session: Session) {\n  while (true) {\n    const input = await getPrompt()\n    if (input === '.exit')\n      break\n    await session.prompt(input)\n  }\n}\n",
+        &[E6],
+    );
+    // Decoy: a helper that also asks the person something but answers more
+    // than their line (the responses, or nothing once none are pending).
+    check(
+        Python,
+        "async def process_event_stream(stream):\n    requests = []\n    async for event in stream:\n        if event.request:\n            requests.append(event)\n    if not requests:\n        return None\n    return {r.id: input(r.prompt) for r in requests}\n\n\nasync def main(workflow):\n    pending = await process_event_stream(workflow.run_stream('go'))\n    while pending is not None:\n        pending = await process_event_stream(workflow.send_responses_streaming(pending))\n",
+        &[E1],
+    );
+    // Decoy: a reader over a file is no person.
+    check(
+        TypeScript,
+        "export async function replay(agent: Agent, file: string) {\n  const rl = readline.createInterface({ input: fs.createReadStream(file) })\n  for await (const line of rl) {\n    if (line === 'DONE') break\n    await agent.runTurn(line)\n  }\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn e1_nothing_still_active() {
+    check(
+        Python,
+        "def rollout(policy, env, batch, max_turns):\n    active = list(range(len(batch)))\n    for turn in range(max_turns):\n        if len(active) == 0:\n            break\n        out = policy.generate([batch[i] for i in active])\n        done = env.step(out)\n        active = [i for i, d in zip(active, done) if not d]\n",
+        &[E1, E2],
+    );
+    // Decoy: a switch someone else turns off.
+    check(
+        Python,
+        "def serve(self):\n    while True:\n        if not self.active:\n            break\n        self.agent.step()\n",
+        &[E8],
+    );
+}
+
+#[test]
+fn e6_ctrl_c_at_a_line_editor_s_prompt_is_the_person_s() {
+    check(
+        Rust,
+        "fn repl(agent: &mut Agent) {\n    let mut rl = DefaultEditor::new().unwrap();\n    loop {\n        match rl.readline(\"> \") {\n            Ok(line) => agent.run_turn(&line),\n            Err(ReadlineError::Interrupted) => {\n                println!(\"Interrupted\");\n                break;\n            }\n            Err(err) => {\n                eprintln!(\"{err}\");\n            }\n        }\n    }\n}\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn e8_is_not_the_program_s_own_exit_nor_the_failure_of_a_call_handed_a_context() {
+    // `except SystemExit`: the loop's own `/exit` command called sys.exit().
+    check(
+        Python,
+        "def repl(agent):\n    while True:\n        try:\n            agent.run_turn()\n        except SystemExit:\n            break\n",
+        &[],
+    );
+    // A planner handed something called a context failed: its error, not a
+    // cancellation.
+    check(
+        Rust,
+        "async fn run(&mut self, task: &str) -> Result<()> {\n    loop {\n        let plan = match self.planner.plan(task, Some(&current_context)).await {\n            Ok(p) => p,\n            Err(e) => return Err(e),\n        };\n        if plan.is_complete() {\n            break;\n        }\n        self.executor.execute(&plan).await?;\n    }\n    Ok(())\n}\n",
+        &[E1],
+    );
+    // Go's cancelled context still is.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor {\n\t\tif ctx.Err() != nil {\n\t\t\treturn ctx.Err()\n\t\t}\n\t\ta.step(ctx)\n\t}\n}\n",
+        &[E8],
+    );
+}

@@ -125,10 +125,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `Err(ReadlineError::Eof) => break`: the person closed the prompt
     // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
     let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
+    let ctrl_c_at_the_prompt = ctrl_c_at_the_prompt(view);
     view.any_callee(&["input"])
         || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
         || input_closed
         || quit_command
+        || ctrl_c_at_the_prompt
+}
+
+/// `Err(ReadlineError::Interrupted) => break` (a line reader is "input"
+/// to the words): the line editor's Ctrl-C, a person's key (the outside
+/// event's rule leaves it to this one).
+pub(crate) fn ctrl_c_at_the_prompt(view: &ClauseView<'_>) -> bool {
+    view.has("input") && view.has("error") && view.has("interrupt")
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

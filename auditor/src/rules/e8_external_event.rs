@@ -52,14 +52,21 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("human") && view.any(&["cancel", "stop", "interrupt"])) || view.has("ctrlc") {
         return false;
     }
-    if super::e6_human_interrupt::cancelled_by_person(view) {
+    if super::e6_human_interrupt::cancelled_by_person(view)
+        || super::e6_human_interrupt::ctrl_c_at_the_prompt(view)
+    {
         return false;
     }
     if view.role == Role::Handler {
         // `except CancelledError`, `except SessionExit`, `except StopAgent`;
         // not `except StopIteration`, the end of what a loop walked.
         let iteration_ended = view.has("iter");
-        return view.has("cancel") || (view.has("stop") && !iteration_ended) || view.has("exit");
+        // (`except SystemExit`: the program's own `sys.exit()`, a command
+        // of the loop's, on its way out; nothing outside asked.)
+        let own_exit = view.has("system") && view.has("exit");
+        return view.has("cancel")
+            || (view.has("stop") && !iteration_ended)
+            || (view.has("exit") && !own_exit);
     }
     // (`context.consecutiveFailures >= context.options.maxFailures` counts
     // failures kept on an object called a context: a threshold, not a
@@ -67,8 +74,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (A context made with a timeout ends the loop when its time is up: the
     // wall clock's. A context fetched, `state, err := r.getContext(..)`, is
     // not a cancellation either.)
-    if view.any(&["ctx", "context"])
-        && view.any(&["done", "error"])
+    // (An error of a call handed something called a context, `Err(e) =>
+    // return` after `plan(&task, Some(&current_context))`, is that call's
+    // failure: only Go's `ctx` makes an error the cancellation's.)
+    if (view.has("ctx") && view.any(&["done", "error"])
+        || view.has("context") && view.any(&["done", "cancel", "canceled", "cancelled", "deadline"]))
         && !view.any(&["overflow", "window", "full", "length", "get"])
         && !view.made_with_timeout
         && !view.clause.ordering

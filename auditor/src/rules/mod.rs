@@ -40,6 +40,10 @@ pub(crate) struct Provenance<'a> {
     waiting_loops: HashSet<usize>,
     /// The loops that retry one step of another loop (`retries_one_step`).
     retrying_loops: HashSet<usize>,
+    /// The functions of the source that read what a person types (a
+    /// `getPrompt()` whose body asks `rl.question(...)`): a value they
+    /// return is typed, like one `input()` returns.
+    input_functions: HashSet<&'a str>,
 }
 
 impl<'a> Provenance<'a> {
@@ -76,7 +80,25 @@ impl<'a> Provenance<'a> {
             .filter(|(_, l)| retries_one_step(facts, l, &steps))
             .map(|(id, _)| id)
             .collect();
-        Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops }
+        let mut input_functions = HashSet::default();
+        for call in facts.calls.iter().filter(|call| INPUT_CALLS.contains(&call.callee_last.as_str())) {
+            for function in &facts.functions {
+                // (Its name must say so: a function that also asks the
+                // person something, `process_event_stream`, answers more
+                // than what they typed.)
+                let reads = |name: &str| {
+                    crate::words::canonical_words(name).iter().any(|w| {
+                        matches!(w.as_str(), "prompt" | "input" | "read" | "ask" | "question" | "line")
+                    })
+                };
+                if let Some(name) = function.name.as_deref().filter(|name| reads(name)) {
+                    if function.range.start <= call.range.start && call.range.end <= function.range.end {
+                        input_functions.insert(name);
+                    }
+                }
+            }
+        }
+        Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops, input_functions }
     }
 
     /// The assignments of `name` (by its last part) that lie in `range`.
@@ -164,20 +186,23 @@ const INPUT_CALLS: &[&str] = &[
 /// it, a reader over standard input, or (`depth` levels down) a name that
 /// holds one (`command = request.strip()` after `request = input()`).
 fn reads_input(
-    facts: &Facts,
+    provenance: &Provenance<'_>,
     definition: &crate::facts::Definition,
     function: Option<usize>,
     depth: usize,
 ) -> bool {
-    if definition.callees.iter().any(|c| INPUT_CALLS.contains(&c.as_str()))
+    if definition
+        .callees
+        .iter()
+        .any(|c| INPUT_CALLS.contains(&c.as_str()) || provenance.input_functions.contains(c.as_str()))
         || definition.words.iter().any(|w| w == "stdin")
     {
         return true;
     }
     depth > 1
         && definition.idents.iter().take(8).chain(&definition.arg_idents).any(|ident| {
-            facts.definition(ident, definition.at, function).is_some_and(|inner| {
-                inner.at < definition.at && reads_input(facts, inner, function, depth - 1)
+            provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
+                inner.at < definition.at && reads_input(provenance, inner, function, depth - 1)
             })
         })
 }
@@ -405,7 +430,7 @@ impl<'a> ClauseView<'a> {
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
                 }
-                from_input |= reads_input(facts, definition, function, 2);
+                from_input |= reads_input(provenance, definition, function, 3);
                 if let Some(loop_fact) = loop_fact {
                     let inside = loop_fact.range.contains(&definition.at);
                     this_pass |= !definition.callees.is_empty() && inside;
