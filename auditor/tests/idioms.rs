@@ -1752,3 +1752,43 @@ fn e8_is_not_the_program_s_own_exit_nor_the_failure_of_a_call_handed_a_context()
         &[E8],
     );
 }
+
+#[test]
+fn e1_a_judge_s_finding_on_this_pass_s_output() {
+    check(
+        Python,
+        "def attack(self, target):\n    for _ in range(self.num_turns):\n        feedback = generate(judge_prompt(target.reply), Feedback, self.model)\n        if feedback.jailbroken:\n            break\n        target.send(improve(feedback.suggestion))\n",
+        &[E1, E2],
+    );
+    // Decoys: what a person said, and a judge's refusal.
+    check(
+        Python,
+        "def refine(draft):\n    while True:\n        user_feedback = input('Changes? ')\n        if user_feedback.lower() in ['y', 'yes']:\n            return draft\n        draft = llm.revise(draft, user_feedback)\n",
+        &[E6],
+    );
+    check(
+        Python,
+        "def attack(self, target):\n    for _ in range(self.num_turns):\n        judge_res = generate(judge_prompt(target.reply), Judge, self.model)\n        if judge_res.refusal:\n            break\n        target.send(next_prompt())\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn handlers_of_a_loop_detector_s_and_a_run_clock_s_errors() {
+    check(
+        Python,
+        "def demo(client):\n    for i in range(1000):\n        try:\n            client.chat(messages)\n        except agentbudget.LoopDetected:\n            break\n",
+        &[E2, E5],
+    );
+    check(
+        Python,
+        "def run(self, task):\n    self.budget.start()\n    while True:\n        try:\n            reply = self.step(task)\n        except BudgetTimeoutError:\n            stop_reason = 'timeout'\n            break\n        if not reply.tool_uses:\n            break\n",
+        &[E1, E4],
+    );
+    // A bare timeout may be one request's.
+    check(
+        Python,
+        "def run(self, task):\n    while True:\n        try:\n            reply = self.step(task)\n        except TimeoutError:\n            break\n        if not reply.tool_uses:\n            break\n",
+        &[E1],
+    );
+}

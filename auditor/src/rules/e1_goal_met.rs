@@ -399,6 +399,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.this_pass && clause.membership && view.literals.len() >= 2 && !clause.negated {
         return true;
     }
+    // A judge's finding on this pass's output, true (`feedback =
+    // generate(judge_prompt)` ... `if feedback.jailbroken: break`, `if
+    // judge_res.harmful`): the judge says the goal is reached.
+    if view.this_pass
+        && !clause.negated
+        && !clause.ordering
+        && !clause.equality
+        && !clause.membership
+        // (The raw names: "feedback" is an issue to the words, and a
+        // review's issues, true, are work left.)
+        && clause.idents.iter().any(|ident| {
+            let ident = ident.to_ascii_lowercase();
+            ["judge", "feedback", "verdict", "evaluation", "assessment"].iter().any(|w| ident.contains(w))
+        })
+        && !view.any(&["error", "fail", "failed", "refusal", "refused", "invalid", "retry", "human"])
+        && !view.from_input
+    {
+        return true;
+    }
     // A score that reached its target.
     if view.any(SCORE_WORDS) && (clause.ordering || (clause.equality && clause.number)) {
         return true;

@@ -54,6 +54,11 @@ pub(crate) fn manages_context(word: &str) -> bool {
 /// A budget error caught to leave the loop (`except CostLimitExceeded:`,
 /// `except ContextWindowExceededError:`).
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
+    // (`except BudgetTimeoutError`: the budget's clock ran out, the wall
+    // clock's.)
+    if view.any(&["timeout", "deadline"]) {
+        return false;
+    }
     view.has("cost")
         || view.has("budget")
         || (view.has("token") && view.any(&["max", "exceeded", "exceed", "window", "context", "overflow"]))

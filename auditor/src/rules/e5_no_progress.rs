@@ -42,6 +42,14 @@ pub(crate) fn stale_passes(view: &ClauseView<'_>) -> bool {
         && (view.counted || view.any(super::COUNT_WORDS) || view.any(&["tracker", "len", "counter", "pass"]))
 }
 
+/// The error a loop or stall detector raises, caught to leave (`except
+/// LoopDetected: break`, `catch (e) { if (e instanceof StuckError) ... }`).
+pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
+    (view.has("detect") && view.any(&["loop", "loops", "cycle", "cycles", "repeat", "repetition"]))
+        || view.any(&["stall", "stalled", "stuck"])
+        || (view.has("progress") && view.any(&["no", "without"]))
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     if stale_passes(view) {

@@ -705,11 +705,12 @@ fn prompted_marker_file(facts: &Facts, clause: &Clause, loop_id: usize) -> bool 
 pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     if view.role == Role::Handler {
         // `except (KeyboardInterrupt, SystemExit)` is the person's Ctrl-C.
-        let handlers: [(ExitId, ClauseRule); 5] = [
+        let handlers: [(ExitId, ClauseRule); 6] = [
             (ExitId::E6, e6_human_interrupt::clause_matches),
             (ExitId::E8, e8_external_event::clause_matches),
             (ExitId::E3, e3_budget_cap::handler_matches),
             (ExitId::E4, e4_wall_clock::handler_matches),
+            (ExitId::E5, e5_no_progress::handler_matches),
             (ExitId::E7, e7_error_threshold::handler_matches),
         ];
         return handlers.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id);
