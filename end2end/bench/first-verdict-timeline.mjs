@@ -19,13 +19,19 @@ for (let run = 0; run < 5; run++) {
     // When the page hydrated, and when the worker's first message came.
     const started = performance.now();
     window.__timeline = { started };
+    const Native = window.Worker;
+    window.Worker = function (...args) {
+      window.__timeline.workerCreated ??= performance.now();
+      const worker = new Native(...args);
+      worker.addEventListener("message", () => {
+        window.__timeline.workerFirst ??= performance.now();
+      });
+      return worker;
+    };
+    window.Worker.prototype = Native.prototype;
     const watch = setInterval(() => {
       if (window.__fixedpointHydrated && !window.__timeline.hydrated) {
         window.__timeline.hydrated = performance.now();
-      }
-      const early = window.__fixedpointWorker?.early;
-      if (early && early.length && !window.__timeline.workerFirst) {
-        window.__timeline.workerFirst = performance.now();
       }
       if (window.__timeline.hydrated && performance.getEntriesByName("fixedpoint:first-verdict").length) {
         clearInterval(watch);
@@ -69,7 +75,7 @@ for (let run = 0; run < 5; run++) {
 await browser.close();
 for (const row of rows) {
   console.log(
-    `verdict ${row.verdict.toFixed(0)} ms | response ${row.responseEnd.toFixed(0)} | interactive ${row.domInteractive.toFixed(0)} | dcl ${row.domContentLoaded.toFixed(0)} | load ${row.load.toFixed(0)} | hydrated ${row.timeline.hydrated?.toFixed(0)} | worker's first message ${row.timeline.workerFirst?.toFixed(0)} | ${row.paint.map(([n, t]) => `${n} ${t.toFixed(0)}`).join(", ")}`,
+    `verdict ${row.verdict.toFixed(0)} ms | response ${row.responseEnd.toFixed(0)} | interactive ${row.domInteractive.toFixed(0)} | dcl ${row.domContentLoaded.toFixed(0)} | load ${row.load.toFixed(0)} | hydrated ${row.timeline.hydrated?.toFixed(0)} | worker created ${row.timeline.workerCreated?.toFixed(0)} | worker's first message ${row.timeline.workerFirst?.toFixed(0)} | ${row.paint.map(([n, t]) => `${n} ${t.toFixed(0)}`).join(", ")}`,
   );
   for (const [name, start, end, bytes] of row.files) console.log(`  page   ${name} ${start}-${end} ms ${bytes} B`);
   for (const [name, start, end, bytes] of row.workerFiles) console.log(`  worker ${name} ${start}-${end} ms ${bytes} B`);
