@@ -4320,7 +4320,16 @@ fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
     let person_cancels = |words: &[String]| {
         words.iter().any(|w| w == "human") && words.iter().any(|w| w == "cancel" || w == "interrupt")
     };
-    facts.calls.iter().any(|call| names_it(&call.callee_last))
+    // A cancellation that gives a person as its reason (`abort("user-abort")`,
+    // `new CancellationError('user')`).
+    // (Not an event or message for a reader: `InterruptedEvent(message=
+    // "Interrupted by user")` ties nothing.)
+    let reason_a_person = |call: &CallFact| {
+        let callee = call.callee_last.to_ascii_lowercase();
+        (matches!(callee.as_str(), "abort" | "cancel") || (cancels(&callee) && callee.ends_with("error")))
+            && call.arg_literals.iter().any(|w| w == "user" || w == "human")
+    };
+    facts.calls.iter().any(|call| names_it(&call.callee_last) || reason_a_person(call))
         || facts.clauses.iter().any(|clause| clause.idents.iter().any(|ident| names_it(ident)))
         || facts.assigns.iter().any(|assign| names_it(&assign.target))
         || facts.handlers.iter().any(|handler| person_cancels(&handler.type_words))

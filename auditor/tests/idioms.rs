@@ -1792,3 +1792,61 @@ fn handlers_of_a_loop_detector_s_and_a_run_clock_s_errors() {
         &[E1],
     );
 }
+
+#[test]
+fn a_person_s_cancel_by_its_answer_its_reason_or_its_key() {
+    // A typed answer "cancel".
+    check(
+        Python,
+        "def review(plan):\n    while True:\n        choice = input('approve, refine or cancel? ')\n        if choice == 'cancel':\n            return None\n        plan = llm.refine(plan, choice)\n",
+        &[E6],
+    );
+    // A cancellation whose reason is the user, as a code.
+    check(
+        TypeScript,
+        "class Task {\n  private controller = new AbortController();\n  stop() {\n    this.controller.abort('user-abort');\n  }\n  async run() {\n    while (!this.controller.signal.aborted) {\n      await this.step();\n    }\n  }\n}\n",
+        &[E6],
+    );
+    // Decoy: a message for a reader ties nothing.
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        if self.cancel_event.is_set():\n            yield InterruptedEvent(message='Interrupted by user')\n            break\n        await self.step()\n",
+        &[E8],
+    );
+    // A flag of the key itself.
+    check(
+        Python,
+        "async def repl(agent):\n    while True:\n        was_plain_ctrl_c = await read_key()\n        if was_plain_ctrl_c:\n            break\n        await agent.turn()\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn clocks_of_one_request_and_controllers_named_for_a_clock_are_no_outside_stop() {
+    // A controller named for the timeout that aborts it is the clock's.
+    check(
+        TypeScript,
+        "export async function runTask(agent: Agent) {\n  const timeoutController = new AbortController();\n  setTimeout(() => timeoutController.abort(), 60_000);\n  for (let turn = 0; turn < 10; turn++) {\n    await agent.step({ signal: timeoutController.signal });\n  }\n}\n",
+        &[E2],
+    );
+    // How long the first token may take is one request's limit.
+    check(
+        TypeScript,
+        "export async function execute(props: Props) {\n  return runLoop({\n    maxIterations: 10,\n    maxTimeToFirstToken: props.options?.maxTimeToFirstToken,\n  });\n}\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn an_evaluator_s_approval_and_passes_that_did_nothing() {
+    check(
+        Go,
+        "package agent\n\nfunc (ge *GeneratorEvaluator) Run(ctx context.Context) (string, error) {\n\tfor i := 0; i < ge.maxRounds; i++ {\n\t\tdraft := ge.generate(ctx)\n\t\tcritiques := ge.evaluate(ctx, draft)\n\t\tif ge.isApproved(critiques) {\n\t\t\treturn draft, nil\n\t\t}\n\t}\n\treturn \"\", errTooManyRounds\n}\n",
+        &[E2],
+    );
+    check(
+        Python,
+        "def main(agent, max_iterations):\n    consecutive_unproductive = 0\n    for i in range(max_iterations):\n        changed = agent.iterate()\n        consecutive_unproductive = 0 if changed else consecutive_unproductive + 1\n        if consecutive_unproductive >= 3:\n            break\n",
+        &[E2, E5],
+    );
+}

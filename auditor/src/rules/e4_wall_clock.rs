@@ -110,7 +110,10 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
     if kwarg.value_callees.iter().any(|w| w == "timeout") && has("signal") && !kwarg.in_loop {
         return true;
     }
-    has("time") && has("max") && !has("timeout")
+    // (`maxTimeToFirstToken`, `max_time_per_step`: how long one request or
+    // one step may take, not the run.)
+    let one_request = (has("first") && has("token")) || has("per") || has("step");
+    has("time") && has("max") && !has("timeout") && !one_request
 }
 
 pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {

@@ -69,7 +69,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // stall=$((stall+1))`, counts failures: the error threshold's.)
     // (`if detection.stuck` asks a detector whether the loop is stuck.)
     if view.has("hash")
-        || (view.any(&["stall", "stuck"]) && !view.has("allow") && !view.error_counter && leaves_on_detection)
+        || (view.any(&["stall", "stuck", "unproductive"])
+            && !view.has("allow")
+            && !view.error_counter
+            && leaves_on_detection)
     {
         return true;
     }

@@ -33,7 +33,7 @@
 use super::{is_signal_registration, name_words, ClauseView};
 use crate::facts::{CallFact, Facts, KwargFact, Role};
 
-const ANSWERS: &[&str] = &["y", "yes", "n", "no", "q", "quit", "stop", "exit", "abort", "approve"];
+const ANSWERS: &[&str] = &["y", "yes", "n", "no", "q", "quit", "stop", "exit", "abort", "approve", "cancel"];
 
 /// What a person does to a loop: stop it, answer it, let it go on.
 const PERSON_ACTS: &[&str] = &[
@@ -96,7 +96,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // An approval that a model reviewer gives is a goal check (E1), one
     // that a person gives is theirs.
-    if view.has("approve") && !view.has("critic") {
+    // (Critiques are "issue" to the words: `isApproved(critiques)`.)
+    if view.has("approve") && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue"]) {
         return true;
     }
     // "user" is also the role of a message: only the clause's own words
@@ -137,7 +138,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 /// to the words): the line editor's Ctrl-C, a person's key (the outside
 /// event's rule leaves it to this one).
 pub(crate) fn ctrl_c_at_the_prompt(view: &ClauseView<'_>) -> bool {
-    view.has("input") && view.has("error") && view.has("interrupt")
+    (view.has("input") && view.has("error") && view.has("interrupt"))
+        // `if was_plain_ctrl_c and ...`: a flag of the key itself.
+        || (view.has("ctrl") && view.has("c"))
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

@@ -52,8 +52,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("human") && view.any(&["cancel", "stop", "interrupt"])) || view.has("ctrlc") {
         return false;
     }
+    // (`if (action === 'cancel')` on what a person chose at a prompt is
+    // their answer, E6.)
+    let chose_cancel = view.from_input && view.any_literal(&["cancel", "abort"]);
     if super::e6_human_interrupt::cancelled_by_person(view)
         || super::e6_human_interrupt::ctrl_c_at_the_prompt(view)
+        || chose_cancel
     {
         return false;
     }
@@ -176,6 +180,8 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         "AbortController" | "CancellationToken" | "CancellationTokenSource"
     ) {
         return !call.in_loop
+            && !named_for_a_clock(facts, call)
+            && !facts.cancel_by_person
             && !(call.callee_last == "AbortController"
                 && (never_aborted(facts, call) || aborted_by_a_person(facts)));
     }
@@ -204,6 +210,19 @@ fn never_aborted(facts: &Facts, call: &CallFact) -> bool {
             && !assign.target.starts_with("this")
     });
     local && !facts.calls.iter().any(|other| other.callee_last == "abort")
+}
+
+/// `const timeoutController = new AbortController()`: the name says a
+/// clock aborts it (the wall clock's rules read the clock), not something
+/// outside the loop.
+fn named_for_a_clock(facts: &Facts, call: &CallFact) -> bool {
+    facts.assigns.iter().any(|assign| {
+        assign.range.start <= call.range.start
+            && call.range.end <= assign.range.end
+            && crate::words::canonical_words(crate::facts::last_name(&assign.target))
+                .iter()
+                .any(|w| matches!(w.as_str(), "timeout" | "deadline"))
+    })
 }
 
 /// Every `abort()` of the source sits in a listener for a person's keys or
