@@ -4325,8 +4325,10 @@ fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
     // (Not an event or message for a reader: `InterruptedEvent(message=
     // "Interrupted by user")` ties nothing.)
     let reason_a_person = |call: &CallFact| {
-        let callee = call.callee_last.to_ascii_lowercase();
-        (matches!(callee.as_str(), "abort" | "cancel") || (cancels(&callee) && callee.ends_with("error")))
+        let callee = call.callee_last.as_str();
+        (callee.eq_ignore_ascii_case("abort")
+            || callee.eq_ignore_ascii_case("cancel")
+            || (callee.ends_with("Error") && cancels(&callee.to_ascii_lowercase())))
             && call.arg_literals.iter().any(|w| w == "user" || w == "human")
     };
     facts.calls.iter().any(|call| names_it(&call.callee_last) || reason_a_person(call))

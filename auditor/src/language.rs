@@ -738,6 +738,7 @@ fn content_scores(source: &str) -> [u32; 7] {
                 !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             });
         let shell_setting = at_the_margin
+            && line.starts_with(|c: char| c.is_ascii_uppercase())
             && line.split_once('=').is_some_and(|(name, value)| {
                 !name.is_empty()
                     && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')

@@ -235,7 +235,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // Nothing still running (`if len(active_indices) == 0: break`): every
     // sample, task or worker the loop drives has finished. (A flag, `if
     // not self.active`, is a switch someone else turns: not this.)
-    if view.has("active") && (clause.zero || view.has("empty")) && !clause.negated {
+    if !clause.negated && view.has("active") && (clause.zero || view.has("empty")) {
         return true;
     }
     let work_list = view.has("queue") || (view.any(&["task", "job", "item"]) && view.any(&["list", "lists"]));

@@ -191,11 +191,10 @@ fn reads_input(
     function: Option<usize>,
     depth: usize,
 ) -> bool {
-    if definition
-        .callees
-        .iter()
-        .any(|c| INPUT_CALLS.contains(&c.as_str()) || provenance.input_functions.contains(c.as_str()))
-        || definition.words.iter().any(|w| w == "stdin")
+    if definition.callees.iter().any(|c| {
+        INPUT_CALLS.contains(&c.as_str())
+            || (!provenance.input_functions.is_empty() && provenance.input_functions.contains(c.as_str()))
+    }) || definition.words.iter().any(|w| w == "stdin")
     {
         return true;
     }
