@@ -85,11 +85,10 @@ fn names_a_clock(view: &ClauseView<'_>) -> bool {
     })
 }
 
-/// A deadline error caught to leave the loop (`except DeadlineExceeded:`);
-/// a timeout error is one request's, not the loop's.
-/// A deadline's error, or a timeout of the whole run (`except
-/// BudgetTimeoutError`, `AgentTimeoutError`, `RunTimeout`); a bare
-/// `except TimeoutError` is as likely one request's.
+/// A deadline's error caught to leave the loop (`except DeadlineExceeded:`),
+/// or a timeout of the whole run (`except BudgetTimeoutError`,
+/// `AgentTimeoutError`); a bare `except TimeoutError` is as likely one
+/// request's.
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
     view.has("deadline")
         || (view.has("timeout")

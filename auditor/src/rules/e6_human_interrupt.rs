@@ -64,6 +64,19 @@ pub(crate) fn cancelled_by_person(view: &ClauseView<'_>) -> bool {
         && !view.any(&["detect", "stall", "timeout", "deadline"])
 }
 
+/// What the outside event's rule leaves to this one (it is judged first):
+/// a stop the clause ties to a person by its own words (a person who
+/// cancels, the `ctrlc` crate's Ctrl-C, the line editor's), by the code's
+/// naming of its cancellations, or by what the person typed (`choice ==
+/// 'cancel'`).
+pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
+    (view.has("human") && view.any(&["cancel", "stop", "interrupt"]))
+        || view.has("ctrlc")
+        || cancelled_by_person(view)
+        || ctrl_c_at_the_prompt(view)
+        || (view.from_input && view.any_literal(&["cancel", "abort"]))
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if cancelled_by_person(view) {
         return true;
@@ -126,19 +139,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `Err(ReadlineError::Eof) => break`: the person closed the prompt
     // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
     let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
-    let ctrl_c_at_the_prompt = ctrl_c_at_the_prompt(view);
     view.any_callee(&["input"])
         || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
         || input_closed
         || quit_command
-        || ctrl_c_at_the_prompt
+        || ctrl_c_at_the_prompt(view)
 }
 
 /// `Err(ReadlineError::Interrupted) => break` (a line reader is "input"
-/// to the words): the line editor's Ctrl-C, a person's key (the outside
-/// event's rule leaves it to this one).
-pub(crate) fn ctrl_c_at_the_prompt(view: &ClauseView<'_>) -> bool {
-    // (The rarest word first: this runs for every clause, twice.)
+/// to the words): the line editor's Ctrl-C, a person's key.
+fn ctrl_c_at_the_prompt(view: &ClauseView<'_>) -> bool {
+    // (The rarest word first: this runs for most clauses.)
     (view.has("interrupt") && view.has("input") && view.has("error"))
         // `if was_plain_ctrl_c and ...`: a flag of the key itself.
         || (view.has("ctrl") && view.has("c"))

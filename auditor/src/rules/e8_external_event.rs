@@ -34,7 +34,7 @@
 //! ```
 
 use super::{is_signal_registration, name_words, ClauseView};
-use crate::facts::{CallFact, Facts, KwargFact, Role};
+use crate::facts::{AssignFact, CallFact, Facts, KwargFact, Role};
 
 const STOP_NAMES: &[&str] = &["stop", "cancel", "pause", "kill", "halt", "abort"];
 
@@ -47,18 +47,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return false;
     }
-    // A person who cancels is a human interrupt (E6), and so is Ctrl-C
-    // caught by the `ctrlc` crate.
-    if (view.has("human") && view.any(&["cancel", "stop", "interrupt"])) || view.has("ctrlc") {
-        return false;
-    }
-    // (`if (action === 'cancel')` on what a person chose at a prompt is
-    // their answer, E6.)
-    let chose_cancel = view.from_input && view.any_literal(&["cancel", "abort"]);
-    if super::e6_human_interrupt::cancelled_by_person(view)
-        || super::e6_human_interrupt::ctrl_c_at_the_prompt(view)
-        || chose_cancel
-    {
+    // A stop tied to a person is a human interrupt (E6).
+    if super::e6_human_interrupt::persons_stop(view) {
         return false;
     }
     if view.role == Role::Handler {
@@ -179,11 +169,12 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         call.callee_last.as_str(),
         "AbortController" | "CancellationToken" | "CancellationTokenSource"
     ) {
+        let holder = holder(facts, call);
         return !call.in_loop
-            && !named_for_a_clock(facts, call)
+            && !holder.is_some_and(named_for_a_clock)
             && !facts.cancel_by_person
             && !(call.callee_last == "AbortController"
-                && (never_aborted(facts, call) || aborted_by_a_person(facts)));
+                && (never_aborted(facts, holder) || aborted_by_a_person(facts)));
     }
     if call.callee.contains("CancellationToken") && call.callee_last == "new" {
         return !call.in_loop;
@@ -197,32 +188,33 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         || (call.callee_last == "trap" && ["term", "hup", "usr1", "quit"].iter().any(|w| mentions(w)))
 }
 
+/// The assignment that keeps what `call` makes (`const controller = new
+/// AbortController()`), if any.
+fn holder<'f>(facts: &'f Facts, call: &CallFact) -> Option<&'f AssignFact> {
+    facts
+        .assigns
+        .iter()
+        .find(|assign| assign.range.start <= call.range.start && call.range.end <= assign.range.end)
+}
+
 /// `const controller = new AbortController()` kept in a local name and only
 /// handed to calls, with no `abort()` anywhere in the source: whatever
 /// aborts it is inside the library it was handed to, not a stop the code
 /// offers. (Kept in a field or handed on at once, it reaches code outside
 /// the paste, which may abort it.)
-fn never_aborted(facts: &Facts, call: &CallFact) -> bool {
-    let local = facts.assigns.iter().any(|assign| {
-        assign.range.start <= call.range.start
-            && call.range.end <= assign.range.end
-            && !assign.target.contains('.')
-            && !assign.target.starts_with("this")
-    });
+fn never_aborted(facts: &Facts, holder: Option<&AssignFact>) -> bool {
+    let local =
+        holder.is_some_and(|assign| !assign.target.contains('.') && !assign.target.starts_with("this"));
     local && !facts.calls.iter().any(|other| other.callee_last == "abort")
 }
 
 /// `const timeoutController = new AbortController()`: the name says a
 /// clock aborts it (the wall clock's rules read the clock), not something
 /// outside the loop.
-fn named_for_a_clock(facts: &Facts, call: &CallFact) -> bool {
-    facts.assigns.iter().any(|assign| {
-        assign.range.start <= call.range.start
-            && call.range.end <= assign.range.end
-            && crate::words::canonical_words(crate::facts::last_name(&assign.target))
-                .iter()
-                .any(|w| matches!(w.as_str(), "timeout" | "deadline"))
-    })
+fn named_for_a_clock(holder: &AssignFact) -> bool {
+    crate::words::canonical_words(crate::facts::last_name(&holder.target))
+        .iter()
+        .any(|w| matches!(w.as_str(), "timeout" | "deadline"))
 }
 
 /// Every `abort()` of the source sits in a listener for a person's keys or

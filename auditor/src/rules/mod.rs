@@ -80,24 +80,30 @@ impl<'a> Provenance<'a> {
             .filter(|(_, l)| retries_one_step(facts, l, &steps))
             .map(|(id, _)| id)
             .collect();
-        let mut input_functions = HashSet::default();
-        for call in facts.calls.iter().filter(|call| INPUT_CALLS.contains(&call.callee_last.as_str())) {
-            for function in &facts.functions {
-                // (Its name must say so: a function that also asks the
-                // person something, `process_event_stream`, answers more
-                // than what they typed.)
-                let reads = |name: &str| {
-                    crate::words::canonical_words(name).iter().any(|w| {
-                        matches!(w.as_str(), "prompt" | "input" | "read" | "ask" | "question" | "line")
+        // (Its name must say so: a function that also asks the person
+        // something, `process_event_stream`, answers more than they typed.)
+        let input_calls: Vec<&CallFact> =
+            facts.calls.iter().filter(|call| INPUT_CALLS.contains(&call.callee_last.as_str())).collect();
+        let reads = |name: &str| {
+            crate::words::canonical_words(name)
+                .iter()
+                .any(|w| matches!(w.as_str(), "prompt" | "input" | "read" | "ask" | "question" | "line"))
+        };
+        let input_functions = if input_calls.is_empty() {
+            HashSet::default()
+        } else {
+            facts
+                .functions
+                .iter()
+                .filter(|function| {
+                    input_calls.iter().any(|call| {
+                        function.range.start <= call.range.start && call.range.end <= function.range.end
                     })
-                };
-                if let Some(name) = function.name.as_deref().filter(|name| reads(name)) {
-                    if function.range.start <= call.range.start && call.range.end <= function.range.end {
-                        input_functions.insert(name);
-                    }
-                }
-            }
-        }
+                })
+                .filter_map(|function| function.name.as_deref())
+                .filter(|name| reads(name))
+                .collect()
+        };
         Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops, input_functions }
     }
 
@@ -191,10 +197,11 @@ fn reads_input(
     function: Option<usize>,
     depth: usize,
 ) -> bool {
-    if definition.callees.iter().any(|c| {
-        INPUT_CALLS.contains(&c.as_str())
-            || (!provenance.input_functions.is_empty() && provenance.input_functions.contains(c.as_str()))
-    }) || definition.words.iter().any(|w| w == "stdin")
+    if definition
+        .callees
+        .iter()
+        .any(|c| INPUT_CALLS.contains(&c.as_str()) || provenance.input_functions.contains(c.as_str()))
+        || definition.words.iter().any(|w| w == "stdin")
     {
         return true;
     }
