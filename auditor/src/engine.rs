@@ -845,6 +845,36 @@ fn warn_about_handlers(facts: &Facts, lines: &Lines<'_>, warnings: &mut Vec<Warn
 /// Handlers of a `try` that wraps a loop: what they catch has left the loop
 /// (`try: while True: ... except KeyboardInterrupt:`).
 fn link_wrapping_handlers(facts: &mut Facts) {
+    // A `try` around the call of a function whose loop raises: the loop
+    // ends there too. Only the function's outermost loops (an inner loop's
+    // exception leaves its outer loop first).
+    for (name, clause, range) in facts.caller_handlers.clone() {
+        let loops: Vec<usize> = (0..facts.loops.len())
+            .filter(|&id| {
+                let lp = &facts.loops[id];
+                lp.kind != facts::LoopKind::Framework
+                    && lp.function.is_some_and(|f| facts.functions[f].name.as_deref() == Some(name.as_str()))
+                    && !facts.loops.iter().any(|other| {
+                        other.function == lp.function
+                            && other.range != lp.range
+                            && other.range.start <= lp.range.start
+                            && other.range.end >= lp.range.end
+                    })
+            })
+            .take(4)
+            .collect();
+        for loop_id in loops {
+            facts.loops[loop_id].exit_sites += 1;
+            facts.links.push(facts::ExitLink {
+                clause,
+                role: Role::Handler,
+                loop_id,
+                site: range.clone(),
+                via: None,
+                depth: 1,
+            });
+        }
+    }
     for (loop_id, clause, range) in facts.wrapping_handlers.clone() {
         facts.loops[loop_id].exit_sites += 1;
         facts.links.push(facts::ExitLink {

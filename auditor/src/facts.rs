@@ -494,6 +494,11 @@ pub(crate) struct Facts {
     /// For each handler of a `try` that wraps a loop: `(loop, handler clause,
     /// handler range)`. An exception raised in the loop leaves it there.
     pub wrapping_handlers: Vec<(usize, usize, Range<usize>)>,
+    /// For each handler of a `try` whose body calls a function of the file
+    /// outside any loop: `(called name, handler clause, handler range)`.
+    /// What that function's loop raises leaves the loop there too
+    /// (`try: stats = self._run() except KeyboardInterrupt:`).
+    pub caller_handlers: Vec<(String, usize, Range<usize>)>,
     pub parse_errors: Vec<Range<usize>>,
     /// Whether the walk stopped descending at [`MAX_NESTING`].
     pub too_deep: bool,
@@ -510,6 +515,10 @@ pub(crate) enum FlagPolarity {
     Equals(String),
     /// `while state != FINISHED`: that value ends it.
     Differs(String),
+    /// `while steps_left > 0`: a count that zero ends. The loop's condition
+    /// still says what the count is (a turn cap, say); only an assignment
+    /// of zero is another way out.
+    Positive,
 }
 
 impl FlagPolarity {
@@ -522,6 +531,7 @@ impl FlagPolarity {
             FlagPolarity::Falsy => !falsy,
             FlagPolarity::Equals(running) => value != running,
             FlagPolarity::Differs(finished) => value == finished,
+            FlagPolarity::Positive => value == "0",
         }
     }
 }
@@ -908,6 +918,17 @@ fn strip_quotes(text: &str) -> &str {
 
 /// A condition that is one name or field, possibly negated: the name and
 /// whether it was negated.
+/// The object of a plain field access (`input.command` gives `input`;
+/// `self.x`, `this.x` and calls give nothing).
+fn field_root(text: &str) -> Option<&str> {
+    let (root, rest) = text.split_once('.')?;
+    let plain =
+        |part: &str| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (text.len() <= 64 && plain(root) && rest.split('.').all(plain) && !matches!(root, "self" | "this"))
+        .then_some(root)
+        .filter(|root| !root.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 fn simple_flag(text: &str) -> Option<(&str, bool)> {
     let text = text.trim();
     let (text, negated) = match text.strip_prefix("not ").or_else(|| text.strip_prefix('!')) {
@@ -978,6 +999,9 @@ struct Walker<'s, 't> {
     /// Node ids of `try` statements whose body holds a loop: their handlers
     /// end that loop rather than swallow what it raised.
     wrapping_tries: HashSet<usize>,
+    /// The handler clauses made for a `try` around calls, by the `try`'s
+    /// node id (made once, shared by every call in its body).
+    calling_tries: HashMap<usize, Vec<(usize, Range<usize>)>>,
     /// The loop-condition clause of each loop flag, by `(loop, flag index)`.
     flag_clauses: HashMap<(usize, usize), usize>,
     /// Loop flags set to their stopping value unconditionally in the loop's
@@ -1066,6 +1090,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         return_sites: HashSet::default(),
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
+        caller_handlers: Vec::new(),
         parse_errors: Vec::new(),
         too_deep: false,
     };
@@ -1082,6 +1107,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         children_memo: std::cell::RefCell::default(),
         words_memo: std::cell::RefCell::default(),
         wrapping_tries: HashSet::default(),
+        calling_tries: HashMap::default(),
         flag_clauses: HashMap::default(),
         flag_resets: HashSet::default(),
         string_nesting: Vec::new(),
@@ -1828,9 +1854,14 @@ impl<'s, 't> Walker<'s, 't> {
         if constant.len() > 64 {
             return None;
         }
+        let name_left = simple_flag(self.text(*left)).is_some_and(|(_, negated)| !negated);
         let polarity = match operator {
             "==" | "===" | "is" => FlagPolarity::Equals(constant.to_string()),
             "!=" | "!==" | "is not" => FlagPolarity::Differs(constant.to_string()),
+            // `while (this.stepsLeft > 0)`: setting the count to zero ends
+            // the loop (`stepsLeft = 0` on the final answer).
+            ">" if name_left && constant == "0" => FlagPolarity::Positive,
+            "<" if !name_left && constant == "0" => FlagPolarity::Positive,
             _ => return None,
         };
         Some((name.to_string(), polarity))
@@ -1881,6 +1912,46 @@ impl<'s, 't> Walker<'s, 't> {
                     self.facts.wrapping_handlers.push((loop_id, index, handler.byte_range()));
                 }
             }
+        }
+    }
+
+    /// A call outside any loop of its function, in the body of a Python
+    /// `try` of that function: the handlers of the innermost such `try`,
+    /// noted for the called name (linked by the engine to the loops of the
+    /// function of that name).
+    fn note_calling_handlers(&mut self, callee_last: &str) {
+        if self.family != Family::Python || self.facts.caller_handlers.len() >= 64 {
+            return;
+        }
+        let floor = self.innermost_function_frame();
+        let Some(try_node) = (floor..self.frames.len()).rev().find_map(|index| {
+            let node = self.frames[index].node;
+            (self.kind_name(node) == "try_statement"
+                && self.frames.get(index + 1).is_some_and(|child| {
+                    self.field(node, "body").is_some_and(|body| body.id() == child.node.id())
+                }))
+            .then_some(node)
+        }) else {
+            return;
+        };
+        if !self.calling_tries.contains_key(&try_node.id()) {
+            let mut cursor = try_node.walk();
+            let handlers: Vec<Node<'t>> = try_node
+                .named_children(&mut cursor)
+                .filter(|c| self.kind_name(*c) == "except_clause")
+                .collect();
+            let mut made = Vec::new();
+            for handler in handlers {
+                for words in self.handler_word_groups(handler) {
+                    let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
+                    made.push((self.facts.clauses.len(), handler.byte_range()));
+                    self.facts.clauses.push(clause);
+                }
+            }
+            self.calling_tries.insert(try_node.id(), made);
+        }
+        for (clause, range) in self.calling_tries[&try_node.id()].clone() {
+            self.facts.caller_handlers.push((callee_last.to_string(), clause, range));
         }
     }
 
@@ -2369,6 +2440,9 @@ impl<'s, 't> Walker<'s, 't> {
         } else {
             None
         };
+        if !in_loop && loops.is_empty() {
+            self.note_calling_handlers(&callee_last);
+        }
         self.facts.calls.push(CallFact {
             callee: callee.to_string(),
             callee_last,
@@ -2603,7 +2677,7 @@ impl<'s, 't> Walker<'s, 't> {
                 || (matches!(self.syn_of(value), Syn::Str) && !value_text.contains(['{', '$'])));
         // An assignment to a loop's flag (`done = True`, `running = False`)
         // is a way out of that loop, under its guards and its own value.
-        let flagged: Vec<(usize, usize, usize, bool)> = self
+        let flagged: Vec<(usize, usize, usize, bool, bool)> = self
             .loops_of_current_function()
             .rev()
             .take(4)
@@ -2621,7 +2695,15 @@ impl<'s, 't> Walker<'s, 't> {
                             && targets.iter().any(|t| t == flag)
                             && (!plain_value || polarity.stops_on(value_text))
                     })
-                    .map(|(index, (_, _, polarity))| (frame, id, index, *polarity == FlagPolarity::Truthy))
+                    .map(|(index, (_, _, polarity))| {
+                        (
+                            frame,
+                            id,
+                            index,
+                            *polarity == FlagPolarity::Truthy,
+                            *polarity == FlagPolarity::Positive,
+                        )
+                    })
             })
             .collect();
         // `should_continue = False` at the top of each pass, then `= True`
@@ -2633,9 +2715,9 @@ impl<'s, 't> Walker<'s, 't> {
         // env.step(a)`, `done = await self.step()`) says no more than its
         // name: the call decides, and its name is the best word for why.
         let opaque_value = !plain_value && (targets.len() > 1 || self.is_call_value(value));
-        for (frame, id, flag_index, runs_while_truthy) in flagged {
+        for (frame, id, flag_index, runs_while_truthy, count) in flagged {
             self.facts.loops[id].exit_sites += 1;
-            if let Some(&clause) = self.flag_clauses.get(&(id, flag_index)) {
+            if let Some(&clause) = self.flag_clauses.get(&(id, flag_index)).filter(|_| !count) {
                 self.facts.decided_flags.insert(clause);
                 if opaque_value {
                     self.facts.opaque_flags.entry(clause).or_default().push(value.start_byte());
@@ -3021,8 +3103,15 @@ impl<'s, 't> Walker<'s, 't> {
                 }
                 let mut cursor = n.walk();
                 for argument in n.named_children(&mut cursor).take(4) {
-                    if self.kind_of(argument).1 && argument.child_count() == 0 && arg_idents.len() < 4 {
+                    if arg_idents.len() >= 4 {
+                        continue;
+                    }
+                    if self.kind_of(argument).1 && argument.child_count() == 0 {
                         arg_idents.push(self.text(argument).to_string());
+                    } else if let Some(root) = field_root(self.text(argument)) {
+                        // `handle(input.command)`: a field of a value hands
+                        // on where the value came from.
+                        arg_idents.push(root.to_string());
                     }
                 }
                 if callees.last().is_some_and(|name: &String| is_search_callee(name)) {

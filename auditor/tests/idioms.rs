@@ -1850,3 +1850,57 @@ fn an_evaluator_s_approval_and_passes_that_did_nothing() {
         &[E2, E5],
     );
 }
+
+#[test]
+fn what_a_command_handler_answers_about_typed_input_is_the_person_s() {
+    // A field of what was read, handed to a handler: its answer `exit` is
+    // the person's, not the work being done.
+    check(
+        TypeScript,
+        "async function main() {\n  while (true) {\n    let input: InputResult;\n    try {\n      input = await readline({ cwd });\n    } catch {\n      break;\n    }\n    const result = await handleCommand(input.command, input.args);\n    if (result.type === \"exit\") {\n      return;\n    }\n    await runAgent(input.text);\n  }\n}\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn a_countdown_set_to_zero_on_the_final_answer_ends_the_loop() {
+    let source = "class Chat {\n  async iterate(): Promise<void> {\n    while (this.iterationSteps > 0) {\n      const response = await this.complete();\n      const { toolCalls, finalAnswer } = this.organize(response);\n      if (toolCalls.length) {\n        await this.callTools(toolCalls);\n        this.iterationSteps--;\n      } else {\n        this.answer = finalAnswer;\n        this.iterationSteps = 0;\n      }\n    }\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2]);
+    // The countdown alone, run down each pass, stays a turn cap.
+    check(
+        TypeScript,
+        "class Chat {\n  async iterate(): Promise<void> {\n    while (this.iterationSteps > 0) {\n      await this.complete();\n      this.iterationSteps--;\n    }\n  }\n}\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn a_last_step_and_a_reply_in_plain_text_are_the_work_done() {
+    check(
+        Python,
+        "async def run(api, task_id):\n    steps_remaining = True\n    while steps_remaining:\n        step = await api.execute_agent_task_step(task_id=task_id)\n        if not step or step.is_last:\n            steps_remaining = False\n",
+        &[E1],
+    );
+    check(
+        Python,
+        "def respond(self, message):\n    result = self.get_response(message)\n    while True:\n        if isinstance(result, str):\n            break\n        self.add_results(result)\n        result = self.get_response(None)\n    return result\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_handler_around_the_call_of_the_loop_s_function_ends_its_loop() {
+    let source = "class Assistant:\n    def query(self, prompt):\n        stats = {'completed': False}\n        try:\n            stats = self._streamed_query(prompt)\n            stats['completed'] = True\n        except KeyboardInterrupt:\n            stats['message'] = '[Chat Interrupted]'\n        return stats\n\n    def _streamed_query(self, prompt):\n        for turn in range(self.max_turns):\n            reply = self.client.chat(prompt)\n            if not reply.tool_calls:\n                return {'reply': reply}\n            self.run_tools(reply.tool_calls)\n";
+    check(Python, source, &[E1, E2, E6]);
+    // A handler that catches nothing the rules read adds nothing.
+    check(Python, &source.replace("KeyboardInterrupt", "ValueError"), &[E1, E2]);
+}
+
+#[test]
+fn asking_whether_the_session_should_exit_is_a_stop_from_outside() {
+    check(
+        Python,
+        "from agent_context import should_exit\n\ndef stream(self):\n    while True:\n        if should_exit(self.session_id):\n            break\n        self.step()\n",
+        &[E8],
+    );
+}

@@ -104,6 +104,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The model answered in plain text rather than with calls
+    // (`if isinstance(result, str): break` over a reply that is either).
+    if view.any_callee(&["isinstance"])
+        && view.has("str")
+        && !clause.negated
+        && view.any(&["response", "reply", "result", "answer", "output", "completion"])
+    {
+        return true;
+    }
+    // The step this pass ran says it was the last (the Agent Protocol's
+    // `step.is_last`; `last` reads as `prev`).
+    if view.this_pass && view.has("is") && view.has("prev") && view.any(&["step", "turn", "action", "task"]) {
+        return true;
+    }
     if view.has("reason") && view.any(&["stop", "done"]) && !view.any_literal(&["max", "length", "token"]) {
         return true;
     }

@@ -115,7 +115,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // budget cap's.)
     // (Nor is a stopping function handed to the loop, `self.stopping_func`:
     // a condition on the output, as goal met reads it.)
-    if view.has("stop")
+    // (`should_exit(session_id)`, asked of something the loop did not
+    // decide this pass, is such a request too.)
+    let asked_to_exit = view.has("should") && view.has("exit");
+    if (view.has("stop") || asked_to_exit)
         && !view.any(&["condition", "func", "budget", "cost"])
         && !error_check
         && !finished
