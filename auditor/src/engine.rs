@@ -127,7 +127,7 @@ pub(crate) fn audit_tree(
     link_wrapping_handlers(&mut facts);
     link_flag_setters(&mut facts);
     link_calls(&mut facts);
-    let frameworks = detect_frameworks(&mut facts, &lines, &mut warnings);
+    let frameworks = detect_frameworks(&mut facts, source, &lines, &mut warnings);
     let mut found: BTreeMap<ExitId, Vec<Range<usize>>> = BTreeMap::new();
     judge_links(&facts, &lines, &mut found, &mut warnings);
     warn_about_unseen_callees(&facts, &lines, &mut warnings);
@@ -439,7 +439,12 @@ const FRAMEWORKS: &[Framework] = &[
 
 /// Adds a `framework` loop for each framework whose loop the file starts, and
 /// warns where the framework's default bound is relied upon.
-fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Warning>) -> usize {
+fn detect_frameworks(
+    facts: &mut Facts,
+    source: &str,
+    lines: &Lines<'_>,
+    warnings: &mut Vec<Warning>,
+) -> usize {
     let mut count = 0;
     for framework in FRAMEWORKS {
         let entry = facts.calls.iter().find(|call| {
@@ -485,15 +490,33 @@ fn detect_frameworks(facts: &mut Facts, lines: &Lines<'_>, warnings: &mut Vec<Wa
             }
         }
         // A stop condition of the file's own handed to the AI SDK's
-        // `stopWhen` (`stopWhen: [stepCountIs(10), repeatsPreviousStep]`):
-        // what it says yes to ends the run, like a guard of the loop.
-        if framework.name == "ai-sdk" {
-            let conditions: Vec<usize> = facts
+        // `stopWhen` (`stopWhen: [stepCountIs(10), repeatsPreviousStep]`),
+        // or to fantasy's `WithStopConditions(fantasy.StepCountIs(10),
+        // repeatsPreviousStep)`: what it says yes to ends the run, like a
+        // guard of the loop.
+        let handed: Vec<&str> = match framework.name {
+            "ai-sdk" => facts
                 .kwargs
                 .iter()
                 .filter(|k| matches!(k.name.as_str(), "stopWhen" | "stop_when"))
-                .flat_map(|k| k.value_idents.iter())
-                .filter_map(|ident| facts.functions.iter().position(|f| f.name.as_deref() == Some(ident)))
+                .flat_map(|k| k.value_idents.iter().map(String::as_str))
+                .collect(),
+            "fantasy" => facts
+                .calls
+                .iter()
+                .filter(|call| call.callee_last == "WithStopConditions")
+                .filter_map(|call| source.get(call.range.clone()))
+                .flat_map(|text| {
+                    let arguments = text.split_once('(').map_or("", |(_, rest)| rest);
+                    arguments.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !handed.is_empty() {
+            let conditions: Vec<usize> = handed
+                .iter()
+                .filter_map(|ident| facts.functions.iter().position(|f| f.name.as_deref() == Some(*ident)))
                 .collect();
             let links: Vec<facts::ExitLink> = facts
                 .function_exits

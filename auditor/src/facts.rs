@@ -3781,6 +3781,11 @@ impl<'s, 't> Walker<'s, 't> {
             "return_statement" | "return_expression" => node.named_child(0),
             _ => None,
         };
+        // (Go returns a list of one: `return current == previous`.)
+        let value = value.map(|v| match self.kind_name(v) {
+            "expression_list" if v.named_child_count() == 1 => v.named_child(0).unwrap_or(v),
+            _ => v,
+        });
         let value_text = value.map(|v| self.text(v).trim()).unwrap_or("");
         let is_return = matches!(self.kind_name(node), "return_statement" | "return_expression")
             || (self.family == Family::Bash && text.starts_with("return"));

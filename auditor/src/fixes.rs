@@ -31,7 +31,9 @@
 //!   `tools_condition`, smolagents' `final_answer_checks`) or, for the AI
 //!   SDK, a stop condition that ends the run when a step repeats the last
 //!   one (given to an agent method on top of it, VoltAgent's, in place of
-//!   `maxSteps`, whose cap moves into the `stopWhen` list).
+//!   `maxSteps`, whose cap moves into the `stopWhen` list); for fantasy
+//!   (Go), the same condition as a function of the file's own handed to
+//!   `WithStopConditions`.
 //!
 //! Every edit inserts whole lines or rewrites one line, so the suggestion
 //! applies to the source as pasted and reads as a small diff.
@@ -1550,6 +1552,9 @@ fn framework_plan(
     if framework == "tanstack-ai" && missing == Missing::Detect {
         return tanstack_completion(tree, source, fact);
     }
+    if framework == "fantasy" && missing == Missing::Detect && language == Language::Go {
+        return fantasy_progress(tree, source, fact);
+    }
     if language != Language::Python {
         return None;
     }
@@ -1728,6 +1733,74 @@ fn ai_sdk_progress(tree: &Tree, source: &str, language: Language, fact: &LoopFac
         exit: ExitId::E5,
         title: "Stop when a round changes nothing: a stop condition that ends the run when a step repeats the last step's tool calls".to_string(),
         inserts,
+        replaces: Vec::new(),
+    })
+}
+
+/// A fantasy agent (Go) given a stop condition of the file's own that ends
+/// the run when a step makes the same tool calls (names and inputs) as the
+/// step before it: added to its `WithStopConditions(...)`, or given as one.
+/// The condition is a top-level function, defined before the declaration
+/// that makes the agent.
+fn fantasy_progress(tree: &Tree, source: &str, fact: &LoopFact) -> Option<Plan> {
+    let call = tree.root_node().descendant_for_byte_range(fact.range.start, fact.range.end)?;
+    let call = ancestors(call).find(|n| n.byte_range() == fact.range && n.kind() == "call_expression")?;
+    let callee = callee_text(call, source);
+    let package = callee.rsplit_once('.').map_or(String::new(), |(p, _)| format!("{p}."));
+    let name =
+        fresh_name(source, &Style::of(Language::Go).names(&["repeats_previous_step", "same_step_twice"]));
+    let arguments = call.child_by_field_name("arguments")?;
+    let mut cursor = arguments.walk();
+    let options: Vec<Node<'_>> =
+        arguments.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+    let stop_conditions = options.iter().copied().find(|option| {
+        option.kind() == "call_expression" && callee_text(*option, source).ends_with("WithStopConditions")
+    });
+    let handed = match stop_conditions {
+        Some(option) => {
+            let list = option.child_by_field_name("arguments")?;
+            let mut cursor = list.walk();
+            let conditions: Vec<Node<'_>> =
+                list.named_children(&mut cursor).filter(|n| !n.kind().contains("comment")).collect();
+            append_item(list, &conditions, &name, source)?
+        }
+        None => append_item(arguments, &options, &format!("{package}WithStopConditions({name})"), source)?,
+    };
+    // Before the top-level declaration that makes the agent, above the
+    // comments just over it.
+    let top = ancestors(call).find(|n| n.parent().is_some_and(|p| p.kind() == "source_file"))?;
+    if top.start_position().column != 0 {
+        return None;
+    }
+    let mut at = line_start(source, top.start_byte());
+    while at > 0 {
+        let previous = line_start(source, at - 1);
+        if !source[previous..at].trim_start().starts_with("//") {
+            break;
+        }
+        at = previous;
+    }
+    let definition = format!(
+        "// {name} ends the run when a step makes the same tool calls as the step\n\
+         // before it: the run is going round.\n\
+         func {name}(steps []{package}StepResult) bool {{\n\
+         \tif len(steps) < 2 {{\n\
+         \t\treturn false\n\
+         \t}}\n\
+         \tprevious, current := \"\", \"\"\n\
+         \tfor _, call := range steps[len(steps)-2].Content.ToolCalls() {{\n\
+         \t\tprevious += call.ToolName + \"(\" + call.Input + \")\\n\"\n\
+         \t}}\n\
+         \tfor _, call := range steps[len(steps)-1].Content.ToolCalls() {{\n\
+         \t\tcurrent += call.ToolName + \"(\" + call.Input + \")\\n\"\n\
+         \t}}\n\
+         \treturn current == previous\n\
+         }}\n\n"
+    );
+    Some(Plan {
+        exit: ExitId::E5,
+        title: "Stop when a round changes nothing: a stop condition that ends the run when a step repeats the last step's tool calls (fantasy's `WithStopConditions`)".to_string(),
+        inserts: vec![(at, definition), handed],
         replaces: Vec::new(),
     })
 }

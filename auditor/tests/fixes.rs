@@ -378,6 +378,30 @@ fn a_step_whose_result_is_dropped_is_kept_and_watched() {
     let javascript = "async function loop(agent) {\n  for (let turn = 0; turn < MAX_TURNS; turn++) {\n    await agent.runStep();\n  }\n}\n";
     let (fixed, _) = applied(Language::JavaScript, javascript, ExitId::E5);
     assert!(fixed.contains("    const result = await agent.runStep();\n    if (result !== undefined && JSON.stringify(result) === previousResult) break;"), "{fixed}");
+
+}
+
+#[test]
+fn a_fantasy_agent_gets_a_stop_condition_that_ends_a_repeated_step() {
+    // charmbracelet/fantasy (Go): the condition is a function of the file's
+    // own, defined before the declaration that makes the agent (above its
+    // comment), and handed to `WithStopConditions` beside the step cap.
+    let source = "package main\n\n// main asks once.\nfunc main() {\n\tagent := fantasy.NewAgent(\n\t\tmodel,\n\t\tfantasy.WithTools(search),\n\t\tfantasy.WithStopConditions(fantasy.StepCountIs(10)),\n\t)\n\tresult, err := agent.Generate(ctx, fantasy.AgentCall{Prompt: \"Find it\"})\n\tif err != nil {\n\t\tpanic(err)\n\t}\n\tfmt.Println(result.Response.Content.Text())\n}\n";
+    let (fixed, diff) = applied(Language::Go, source, ExitId::E5);
+    assert!(
+        fixed.contains("\t\tfantasy.WithStopConditions(fantasy.StepCountIs(10), repeatsPreviousStep),\n"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("package main\n\n// repeatsPreviousStep ends the run"), "{fixed}");
+    assert!(fixed.contains("func repeatsPreviousStep(steps []fantasy.StepResult) bool {\n"), "{fixed}");
+    assert!(
+        fixed.contains("\treturn current == previous\n}\n\n// main asks once.\nfunc main() {"),
+        "{fixed}"
+    );
+    // The tool calls are compared by name and input, not by their ids.
+    assert!(diff.contains("call.ToolName + \"(\" + call.Input + \")\\n\""), "{diff}");
+    let again = audit(&fixed, None, Some(Language::Go));
+    assert_eq!(again.verdict.as_str(), "CONVERGES", "{fixed}");
 }
 
 #[test]
