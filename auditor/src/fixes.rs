@@ -13,13 +13,15 @@
 //!   the statement that computes the watched value: a value the pass assigns
 //!   from a call (the body's own statements first, a name that says it is
 //!   the work first), else the pass's result set inside a retry loop of the
-//!   pass, else the result of a step call the pass drops (kept for the
-//!   purpose), else, in a shell loop, the state of the repository it works
-//!   on. Clocks, counts, spends, histories, handles, yes-or-no values and
-//!   what a person typed are never watched: the check would never fire, or
-//!   fire on the second pass. A walk over a collection gets neither, except
-//!   a walk over what a run streams step by step (a cap or a check) and a
-//!   walk over a model's plan (a cap of steps);
+//!   pass, else the entry of a dict that a step call is handed and the pass
+//!   reads after it (`vars["api_output"]`), else the result of a step call
+//!   the pass drops (kept for the purpose, unless the file declares the step
+//!   to return nothing), else, in a shell loop, the state of the repository
+//!   it works on. Clocks, counts, spends, histories, handles, yes-or-no
+//!   values and what a person typed are never watched: the check would
+//!   never fire, or fire on the second pass. A walk over a collection gets
+//!   neither, except a walk over what a run streams step by step (a cap or
+//!   a check) and a walk over a model's plan (a cap of steps);
 //! - a recursive function (Python, JavaScript, TypeScript): a turn count
 //!   that each call hands on (a parameter it already has, one added with a
 //!   default, or, for a function defined inside another, a counter of the
@@ -439,6 +441,10 @@ struct Watch<'t> {
     name: String,
     /// For a dropped result: where the call starts, to assign it there.
     capture_at: Option<usize>,
+    /// What is compared when it is not `name` itself: an entry of a dict
+    /// that the step fills in (`vars["api_output"]`, watched as
+    /// `api_output`).
+    expression: Option<String>,
 }
 
 fn progress_plan(
@@ -449,13 +455,14 @@ fn progress_plan(
     unit: &str,
     watch: Watch<'_>,
 ) -> Plan {
-    let Watch { statement, name, capture_at } = watch;
+    let Watch { statement, name, capture_at, expression } = watch;
     let previous = fresh_name(source, &style.names(&[&format!("previous_{name}")]));
+    let watched = expression.unwrap_or_else(|| name.clone());
     let at = indentation_of_line(source, line_start(source, statement.start_byte()));
     let after = next_line_start(source, statement.end_byte());
     let check = match capture_at {
-        Some(_) => style.result_check(&name, &previous, at, unit),
-        None => style.progress_check(&name, &previous, at, unit),
+        Some(_) => style.result_check(&watched, &previous, at, unit),
+        None => style.progress_check(&watched, &previous, at, unit),
     };
     // (At the end of a source without a final newline the check starts a
     // line of its own.)
@@ -470,7 +477,7 @@ fn progress_plan(
                 callee.trim_start_matches("await ").trim()
             )
         }
-        None => format!("Stop when a round changes nothing: compare `{name}` with the last round's"),
+        None => format!("Stop when a round changes nothing: compare `{watched}` with the last round's"),
     };
     Plan { exit: ExitId::E5, title, inserts, replaces: Vec::new() }
 }
@@ -592,7 +599,7 @@ fn watched_value<'t>(
         group.iter().find(|(_, name)| says_it_is_the_work(name)).or_else(|| group.first()).copied()
     }
     if let Some((statement, name)) = pick(&top).or_else(|| pick(&nested)) {
-        return Some(Watch { statement: *statement, name: name.clone(), capture_at: None });
+        return Some(Watch { statement: *statement, name: name.clone(), capture_at: None, expression: None });
     }
     // The pass's result set inside a retry loop of the pass (`var response
     // string` ... `for attempt := ...; { response = resp; break }`): the
@@ -600,15 +607,102 @@ fn watched_value<'t>(
     if let Some(watch) = result_of_a_retry(body, source) {
         return Some(watch);
     }
+    // A step that returns nothing but fills in a dict the pass reads after
+    // it (`self.retry(question, vars)` ... `vars["api_output"]`): the entry
+    // that says it is the work.
+    for &statement in &candidates {
+        if fits(statement) {
+            if let Some(watch) = entry_a_step_fills(body, statement, source, language) {
+                return Some(watch);
+            }
+        }
+    }
     for &statement in &candidates {
         if let Some(call) = dropped_step_call(statement, source, language) {
+            if returns_nothing(body, statement, source) {
+                continue;
+            }
             if fits(statement) && starts_its_line(source, statement.start_byte()) {
                 let name = fresh_name(source, &Style::of(language).names(&["result", "step_result"]));
-                return Some(Watch { statement, name, capture_at: Some(call) });
+                return Some(Watch { statement, name, capture_at: Some(call), expression: None });
             }
         }
     }
     None
+}
+
+/// For a step call that drops its result and hands a name on (Python):
+/// the entry of that name the pass reads after the call (`vars["api_output"]`
+/// after `self.retry(question, vars)`), when its key says it is the work.
+fn entry_a_step_fills<'t>(
+    body: Node<'t>,
+    statement: Node<'t>,
+    source: &str,
+    language: Language,
+) -> Option<Watch<'t>> {
+    if language != Language::Python || !starts_its_line(source, statement.start_byte()) {
+        return None;
+    }
+    let call_at = dropped_step_call(statement, source, language)?;
+    let call = ancestors(statement.descendant_for_byte_range(call_at, call_at)?)
+        .find(|n| n.kind() == "call" && n.start_byte() >= statement.start_byte())?;
+    let arguments = call.child_by_field_name("arguments")?;
+    let mut cursor = arguments.walk();
+    let handed: Vec<&str> = arguments
+        .named_children(&mut cursor)
+        .filter(|a| a.kind() == "identifier")
+        .filter_map(|a| source.get(a.byte_range()))
+        .collect();
+    // The entries read after the call, in order, outside nested functions.
+    let mut entries: Vec<Node<'t>> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(node) = stack.pop() {
+        if node.id() != body.id() && is_function(node.kind()) {
+            continue;
+        }
+        if node.kind() == "subscript" && node.start_byte() >= statement.end_byte() {
+            entries.push(node);
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    entries.sort_by_key(|n| n.start_byte());
+    entries.into_iter().find_map(|entry| {
+        let value = source.get(entry.child_by_field_name("value")?.byte_range())?;
+        let key = entry.child_by_field_name("subscript").filter(|k| k.kind() == "string")?;
+        let key_text = source.get(key.byte_range())?;
+        let name = key_text.trim_matches(['"', '\'']);
+        let plain = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+        (handed.contains(&value) && plain && watchable(name) && says_it_is_the_work(name)).then(|| Watch {
+            statement,
+            name: name.to_string(),
+            capture_at: None,
+            expression: Some(format!("{value}[{key_text}]")),
+        })
+    })
+}
+
+/// Whether the call a statement makes is to a function of the file declared
+/// to return nothing (`def retry(...) -> None:`): keeping its result would
+/// keep `None` each round, and a check on it would never fire.
+fn returns_nothing(body: Node<'_>, statement: Node<'_>, source: &str) -> bool {
+    let Some(call) = statement.named_child(0) else { return false };
+    let call = if call.kind() == "await" { call.named_child(0).unwrap_or(call) } else { call };
+    let callee = callee_text(call, source);
+    let name = callee.rsplit('.').next().unwrap_or(callee);
+    let Some(root) = ancestors(body).last() else { return false };
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "function_definition"
+            && node.child_by_field_name("name").and_then(|n| source.get(n.byte_range())) == Some(name)
+        {
+            return node.child_by_field_name("return_type").and_then(|t| source.get(t.byte_range()))
+                == Some("None");
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
 }
 
 /// A name the body declares (or sets) before one of its own loops, that
@@ -666,7 +760,7 @@ fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
         if let Some(name) =
             set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))
         {
-            return Some(Watch { statement, name, capture_at: None });
+            return Some(Watch { statement, name, capture_at: None, expression: None });
         }
     }
     None
@@ -1220,6 +1314,7 @@ fn dropped_step_call(statement: Node<'_>, source: &str, language: Language) -> O
         "solve",
         "improve",
         "refine",
+        "retry",
     ];
     let first = words.first()?;
     STEP_WORDS.contains(&first.as_str()).then_some(expression.start_byte())

@@ -378,7 +378,6 @@ fn a_step_whose_result_is_dropped_is_kept_and_watched() {
     let javascript = "async function loop(agent) {\n  for (let turn = 0; turn < MAX_TURNS; turn++) {\n    await agent.runStep();\n  }\n}\n";
     let (fixed, _) = applied(Language::JavaScript, javascript, ExitId::E5);
     assert!(fixed.contains("    const result = await agent.runStep();\n    if (result !== undefined && JSON.stringify(result) === previousResult) break;"), "{fixed}");
-
 }
 
 #[test]
@@ -402,6 +401,22 @@ fn a_fantasy_agent_gets_a_stop_condition_that_ends_a_repeated_step() {
     assert!(diff.contains("call.ToolName + \"(\" + call.Input + \")\\n\""), "{diff}");
     let again = audit(&fixed, None, Some(Language::Go));
     assert_eq!(again.verdict.as_str(), "CONVERGES", "{fixed}");
+}
+
+#[test]
+fn an_entry_that_a_step_fills_in_is_watched_when_the_step_returns_nothing() {
+    // `retry` returns nothing: what it found is in the dict it is handed,
+    // read after it; the entry that says it is the work is watched.
+    let source = "class Chain:\n    def retry(self, question, found) -> None:\n        found[\"api_output\"] = self.llm(question)\n        found[\"should_stop\"] = self.judge(found[\"api_output\"])\n\n    def call(self, question):\n        found = {\"api_output\": None, \"should_stop\": False}\n        count = 0\n        while count < self.retry_times:\n            self.retry(question, found)\n            self.history.append(found[\"api_output\"])\n            count += 1\n";
+    let (fixed, diff) = applied(Language::Python, source, ExitId::E5);
+    assert!(fixed.contains("            self.retry(question, found)\n            if found[\"api_output\"] == previous_api_output:\n                break  # nothing changed since the last round\n            previous_api_output = found[\"api_output\"]\n"), "{fixed}");
+    assert!(diff.contains("+        previous_api_output = None\n         while count"), "{diff}");
+    // A step declared to return nothing, with nothing it fills in read
+    // after it, gets no check: keeping its `None` would never fire.
+    let nothing = "class Chain:\n    def retry(self, question) -> None:\n        self.notes.append(self.llm(question))\n\n    def call(self, question):\n        for attempt in range(self.retry_times):\n            self.retry(question)\n";
+    let report = audit(nothing, None, Some(Language::Python));
+    assert!(report.warnings.iter().any(|w| w.code == "no-completion-check"), "{:?}", report.warnings);
+    assert!(report.fixes.is_empty(), "{:?}", report.fixes);
 }
 
 #[test]
