@@ -96,6 +96,8 @@ pub(crate) fn canonical(word: &str) -> &str {
         | "corrected" => "change",
         "approve" | "approved" | "approval" | "approves" | "approving" => "approve",
         "confirm" | "confirmed" | "confirmation" | "consent" | "permission" | "permissions" => "confirm",
+        "reject" | "rejected" | "rejects" | "rejection" | "deny" | "denied" | "denies" | "denial"
+        | "decline" | "declined" | "declines" => "reject",
         "escalate" | "escalation" | "escalated" => "escalate",
         "human" | "operator" | "user" | "users" => "human",
         "reviewer" | "review" | "reviews" | "critic" | "judge" | "evaluator" | "grader" | "verifier" => {

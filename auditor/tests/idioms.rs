@@ -1904,3 +1904,16 @@ fn asking_whether_the_session_should_exit_is_a_stop_from_outside() {
         &[E8],
     );
 }
+
+#[test]
+fn a_call_a_person_turned_down_ends_the_loop_as_theirs() {
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turn := 0; turn < a.maxTurns; turn++ {\n\t\tresult := a.step(ctx)\n\t\tif result.ToolRejected {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E2, E6],
+    );
+    // A filter's or a model's rejection is no person's.
+    let filtered = "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turn := 0; turn < a.maxTurns; turn++ {\n\t\tresult := a.step(ctx)\n\t\tif result.GuardrailRejected {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n";
+    let found = audit(filtered, None, Some(Go)).found();
+    assert!(!found.contains(&E6), "{found:?}");
+}

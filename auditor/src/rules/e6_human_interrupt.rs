@@ -14,7 +14,8 @@
 //! handler)`, `process.on("SIGINT", ...)`, `trap ... INT`, `signal.Notify(c,
 //! os.Interrupt)`, `tokio::signal::ctrl_c()`; a condition that reads an
 //! approval or a person's answer (`if input("continue? ") != "y": break`,
-//! `if not approved: return`); LangGraph's `interrupt(...)` and
+//! `if not approved: return`, `if result.tool_rejected: return`, a review
+//! asked of a person); LangGraph's `interrupt(...)` and
 //! `interrupt_before=`; AutoGen's `HandoffTermination`, a
 //! `human_input_mode` other than `"NEVER"`.
 //!
@@ -111,6 +112,29 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // that a person gives is theirs.
     // (Critiques are "issue" to the words: `isApproved(critiques)`.)
     if view.has("approve") && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue"]) {
+        return true;
+    }
+    // A call a person turned down at its approval step (`if
+    // tool_rejected: return`, `allRejected`), not a verdict of a model,
+    // a check or a filter; nor a review a person is asked for
+    // (`human_review_requested`).
+    let turned_down = view.has("reject")
+        && !view.any(&[
+            "critic",
+            "evaluate",
+            "judge",
+            "issue",
+            "test",
+            "guard",
+            "guardrail",
+            "filter",
+            "model",
+            "llm",
+            "schema",
+            "validator",
+            "policy",
+        ]);
+    if (turned_down || (view.has("human") && view.has("critic"))) && !view.expanded && !view.clause.ordering {
         return true;
     }
     // "user" is also the role of a message: only the clause's own words
