@@ -1917,3 +1917,12 @@ fn a_call_a_person_turned_down_ends_the_loop_as_theirs() {
     let found = audit(filtered, None, Some(Go)).found();
     assert!(!found.contains(&E6), "{found:?}");
 }
+
+#[test]
+fn a_reply_with_no_code_to_run_is_the_answer() {
+    check(
+        Python,
+        "class Coder:\n    def run(self, task, max_steps=10):\n        for step in range(max_steps):\n            reply = self.llm.chat(task)\n            code_blocks = self.extract_code_blocks(reply)\n            if not code_blocks:\n                return reply\n            task = self.execute(code_blocks)\n",
+        &[E1, E2],
+    );
+}

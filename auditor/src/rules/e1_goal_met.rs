@@ -113,6 +113,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The reply holds no code to run (`if not code_blocks: return reply`):
+    // like a reply without tool calls, it is the answer.
+    if view.this_pass
+        && view.tests_nothing()
+        && view.has("code")
+        && view.any(&["block", "blocks", "snippet", "snippets", "extract", "extracted"])
+        && !view.has("error")
+    {
+        return true;
+    }
     // The step this pass ran says it was the last (the Agent Protocol's
     // `step.is_last`; `last` reads as `prev`).
     if view.this_pass && view.has("is") && view.has("prev") && view.any(&["step", "turn", "action", "task"]) {
