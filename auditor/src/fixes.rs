@@ -18,7 +18,8 @@
 //!   the pass drops (kept for the purpose, unless the file declares the step
 //!   to return nothing), else, in a shell loop, the state of the repository
 //!   it works on. Clocks, counts, spends, histories, handles, yes-or-no
-//!   values and what a person typed are never watched: the check would
+//!   values, snapshots taken before the pass to compare within it
+//!   (`HEAD_BEFORE`) and what a person typed are never watched: the check would
 //!   never fire, or fire on the second pass. A walk over a collection gets
 //!   neither, except a walk over what a run streams step by step (a cap or
 //!   a check) and a walk over a model's plan (a cap of steps);
@@ -997,6 +998,7 @@ fn watchable(name: &str) -> bool {
                     | "previous"
                     | "last"
                     | "old"
+                    | "before"
                     | "time"
                     | "timestamp"
                     | "date"

@@ -498,3 +498,13 @@ fn names_join_an_import_written_over_lines_and_a_new_import_keeps_the_files_styl
         "{fixed}"
     );
 }
+
+#[test]
+fn a_snapshot_taken_before_the_round_is_not_what_is_watched() {
+    // `HEAD_BEFORE` is taken at the start of each round to compare within
+    // it; what the round changed is `HEAD_AFTER`.
+    let source = "for i in $(seq 1 \"$MAX_ITERATIONS\"); do\n  HEAD_BEFORE=\"$(git rev-parse HEAD)\"\n  claude -p \"$PROMPT\" > \"$LOG\"\n  HEAD_AFTER=\"$(git rev-parse HEAD)\"\n  echo \"$HEAD_BEFORE -> $HEAD_AFTER\"\ndone\n";
+    let (fixed, diff) = applied(Language::Bash, source, ExitId::E5);
+    assert!(diff.contains("HEAD_AFTER") && !diff.contains("previous_HEAD_BEFORE"), "{diff}");
+    assert!(audit(&fixed, None, Some(Language::Bash)).found().contains(&ExitId::E5), "{fixed}");
+}
