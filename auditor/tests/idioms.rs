@@ -1926,3 +1926,12 @@ fn a_reply_with_no_code_to_run_is_the_answer() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_go_iterator_whose_consumer_stops_asking_ends_the_loop() {
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) iter.Seq2[*Message, error] {\n\treturn func(yield func(*Message, error) bool) {\n\t\tfor i := 0; i < a.maxIterations; i++ {\n\t\t\tmsg, err := a.model.Generate(ctx)\n\t\t\tif err != nil {\n\t\t\t\tyield(nil, err)\n\t\t\t\treturn\n\t\t\t}\n\t\t\tif !yield(msg, nil) {\n\t\t\t\treturn\n\t\t\t}\n\t\t}\n\t}\n}\n",
+        &[E2, E8],
+    );
+}

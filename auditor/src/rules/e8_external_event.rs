@@ -12,7 +12,8 @@
 //! `case <-ctx.Done(): return`, `if ctx.Err() != nil`, `if
 //! token.is_cancelled()`, `if (signal.aborted) break`, `if
 //! os.path.exists("STOP"): break`, `[ -f STOP ] && break`, `if
-//! stop_event.is_set()`, `except asyncio.CancelledError: break`;
+//! stop_event.is_set()`, `except asyncio.CancelledError: break`, `if
+//! !yield(msg, nil) { return }` (a Go iterator's consumer stopped);
 //! `signal.signal(SIGTERM, ...)`, `trap ... TERM`, `signal.Notify(c,
 //! syscall.SIGTERM)`, `process.on("SIGTERM")`; `abortSignal:` handed to a
 //! framework; AutoGen's `ExternalTermination`; an `AbortController` or a
@@ -50,6 +51,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A stop tied to a person is a human interrupt (E6).
     if super::e6_human_interrupt::persons_stop(view) {
         return false;
+    }
+    // `if !yield(msg, nil) { return }`: the consumer of a Go iterator
+    // (range over a func) stopped asking for more.
+    if view.clause.negated && view.any_callee(&["yield"]) && view.role != Role::Handler {
+        return true;
     }
     if view.role == Role::Handler {
         // `except CancelledError`, `except SessionExit`, `except StopAgent`;
