@@ -1935,3 +1935,12 @@ fn a_go_iterator_whose_consumer_stops_asking_ends_the_loop() {
         &[E2, E8],
     );
 }
+
+#[test]
+fn no_invocations_gathered_from_the_reply_is_the_work_done() {
+    check(
+        TypeScript,
+        "export async function verify(ctx: Ctx) {\n  for (let turn = 0; turn < 12; turn++) {\n    const { content } = await ctx.client.complete({ messages: history });\n    const invocations: Invocation[] = [];\n    for (const part of content) {\n      if (part.type === 'text') finalText = part.text;\n      else if (part.kind === 'capability') invocations.push(part);\n    }\n    if (invocations.length === 0) break;\n    history.push(await run(invocations));\n  }\n}\n",
+        &[E1, E2],
+    );
+}

@@ -113,6 +113,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // No invocations gathered from this pass's reply (`if
+    // (invocations.length === 0) break`): nothing left to call.
+    if (view.this_pass || view.assigned_in_loop)
+        && view.tests_nothing()
+        && view.any(&["invocation", "invocations"])
+        && !view.has("error")
+    {
+        return true;
+    }
     // The reply holds no code to run (`if not code_blocks: return reply`):
     // like a reply without tool calls, it is the answer.
     if view.this_pass
