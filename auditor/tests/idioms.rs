@@ -1944,3 +1944,14 @@ fn no_invocations_gathered_from_the_reply_is_the_work_done() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn an_inner_counted_loop_s_initializer_resets_no_outer_counter() {
+    // `i := 0` of the inner walk declares a new `i`: the outer loop's `i`
+    // still counts every pass (a turn cap, not failures).
+    check(
+        Go,
+        "package agent\n\nfunc (e *Engine) Run(ctx context.Context) error {\n\tfor i := 0; i < e.maxIter; i++ {\n\t\tresult, err := e.step(ctx)\n\t\tif err != nil {\n\t\t\tcontinue\n\t\t}\n\t\tfor i := 0; i < len(result.Calls); i++ {\n\t\t\te.run(result.Calls[i])\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E2],
+    );
+}

@@ -147,7 +147,18 @@ impl<'a> Provenance<'a> {
         let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step && !in_inner_walk(a)).collect();
         // A counter set back to zero in the loop counts consecutive events
         // (failures since the last success), never passes.
-        let reset = inside.iter().any(|a| a.reset && a.range.start >= body_start);
+        // (The initializer of an inner counted loop, `for i := 0; ...`
+        // inside `for i := 0; i < maxIter; i++`, declares a new name; it
+        // resets nothing.)
+        let initializes_inner_loop = |a: &AssignFact| {
+            let from = self.loop_starts.partition_point(|(start, _)| *start <= loop_range.start);
+            let to = self.loop_starts.partition_point(|(start, _)| *start <= a.range.start);
+            self.loop_starts[from..to.max(from)]
+                .iter()
+                .any(|(start, range)| range.end <= loop_range.end && a.range.start <= start + 6)
+        };
+        let reset =
+            inside.iter().any(|a| a.reset && a.range.start >= body_start && !initializes_inner_loop(a));
         let passes = !reset && steps.iter().any(|a| !a.error_branch && a.guards.is_empty());
         let in_errors = !steps.is_empty() && steps.iter().all(|a| a.error_branch);
         let failures = in_errors || (!steps.is_empty() && reset);
