@@ -2810,7 +2810,10 @@ impl<'s, 't> Walker<'s, 't> {
                 }
             }
         }
-        if plain_value && settable_elsewhere && self.facts.flag_assigns.len() < 256 {
+        // A field declared with its default in a class body (`max_turns:
+        // int | None = NOT_GIVEN`) sets nothing while a loop runs.
+        let declared_default = function.is_none() && self.field(node, "type").is_some();
+        if plain_value && settable_elsewhere && !declared_default && self.facts.flag_assigns.len() < 256 {
             let floor = self.innermost_function_frame();
             let guards = self.guard_clauses_above(floor);
             let mut words = canonical_words(&targets[0]);

@@ -76,6 +76,9 @@ pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
         || cancelled_by_person(view)
         || ctrl_c_at_the_prompt(view)
         || (view.from_input && view.any_literal(&["cancel", "abort"]))
+        // (`has_recent_interrupt_or_decline`: the person interrupted or
+        // turned a call down.)
+        || (view.has("interrupt") && view.has("reject"))
 }
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
