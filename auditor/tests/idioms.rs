@@ -1959,7 +1959,7 @@ fn an_inner_counted_loop_s_initializer_resets_no_outer_counter() {
 #[test]
 fn a_field_s_declared_default_and_a_person_s_decline_are_no_outside_stop() {
     // A class field with its default sets nothing while the loop runs.
-    let source = "class AgentOptions:\n    max_turns: int | None | NotGiven = NOT_GIVEN\n\n\nclass Agent:\n    def run(self, options):\n        max_turns = options.max_turns\n        turn = 0\n        while True:\n            turn += 1\n            if max_turns and turn > max_turns:\n                break\n            reply = self.llm.chat()\n            if not reply.tool_calls:\n                return reply\n";
+    let source = "class AgentOptions:\n    max_turns: int | None | NotGiven = NOT_GIVEN\n\n\nclass Agent:\n    def run(self, options):\n        max_turns = options.max_turns\n        turn = 0\n        while not max_turns or turn < max_turns:\n            turn += 1\n            reply = self.llm.chat()\n            if not reply.tool_calls:\n                return reply\n";
     let found = audit(source, None, Some(Python)).found();
     assert!(!found.contains(&E8), "{found:?}");
     // A person who interrupted or turned a call down is no outside event.
