@@ -871,18 +871,31 @@ fn link_wrapping_handlers(facts: &mut Facts) {
     // A `try` around the call of a function whose loop raises: the loop
     // ends there too. Only the function's outermost loops (an inner loop's
     // exception leaves its outer loop first).
-    for (name, clause, range) in facts.caller_handlers.clone() {
-        let loops: Vec<usize> = (0..facts.loops.len())
+    let outermost: Vec<usize> = if facts.caller_handlers.is_empty() {
+        Vec::new()
+    } else {
+        (0..facts.loops.len())
             .filter(|&id| {
                 let lp = &facts.loops[id];
                 lp.kind != facts::LoopKind::Framework
-                    && lp.function.is_some_and(|f| facts.functions[f].name.as_deref() == Some(name.as_str()))
+                    && lp.function.is_some()
                     && !facts.loops.iter().any(|other| {
                         other.function == lp.function
                             && other.range != lp.range
                             && other.range.start <= lp.range.start
                             && other.range.end >= lp.range.end
                     })
+            })
+            .collect()
+    };
+    for (name, clause, range) in facts.caller_handlers.clone() {
+        let loops: Vec<usize> = outermost
+            .iter()
+            .copied()
+            .filter(|&id| {
+                facts.loops[id]
+                    .function
+                    .is_some_and(|f| facts.functions[f].name.as_deref() == Some(name.as_str()))
             })
             .take(4)
             .collect();

@@ -916,8 +916,6 @@ fn strip_quotes(text: &str) -> &str {
     text.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '#'))
 }
 
-/// A condition that is one name or field, possibly negated: the name and
-/// whether it was negated.
 /// The object of a plain field access (`input.command` gives `input`;
 /// `self.x`, `this.x` and calls give nothing).
 fn field_root(text: &str) -> Option<&str> {
@@ -929,6 +927,8 @@ fn field_root(text: &str) -> Option<&str> {
         .filter(|root| !root.starts_with(|c: char| c.is_ascii_digit()))
 }
 
+/// A condition that is one name or field, possibly negated: the name and
+/// whether it was negated.
 fn simple_flag(text: &str) -> Option<(&str, bool)> {
     let text = text.trim();
     let (text, negated) = match text.strip_prefix("not ").or_else(|| text.strip_prefix('!')) {
@@ -1846,15 +1846,15 @@ impl<'s, 't> Walker<'s, 't> {
             kinds.first().copied()
         })?;
         let [left, right] = sides.as_slice() else { return None };
-        let (name, constant) = match (simple_flag(self.text(*left)), simple_flag(self.text(*right))) {
-            (Some((name, false)), _) => (name, self.text(*right).trim()),
-            (_, Some((name, false))) => (name, self.text(*left).trim()),
-            _ => return None,
-        };
+        let (name, constant, name_left) =
+            match (simple_flag(self.text(*left)), simple_flag(self.text(*right))) {
+                (Some((name, false)), _) => (name, self.text(*right).trim(), true),
+                (_, Some((name, false))) => (name, self.text(*left).trim(), false),
+                _ => return None,
+            };
         if constant.len() > 64 {
             return None;
         }
-        let name_left = simple_flag(self.text(*left)).is_some_and(|(_, negated)| !negated);
         let polarity = match operator {
             "==" | "===" | "is" => FlagPolarity::Equals(constant.to_string()),
             "!=" | "!==" | "is not" => FlagPolarity::Differs(constant.to_string()),
@@ -1886,8 +1886,19 @@ impl<'s, 't> Walker<'s, 't> {
     /// For each `try` around a new loop (in the same function), the types
     /// its handlers catch: an exception raised in the loop ends it there.
     fn note_wrapping_handlers(&mut self, loop_id: usize) {
+        for try_node in self.enclosing_tries() {
+            self.wrapping_tries.insert(try_node.id());
+            for (clause, range) in self.except_clauses(try_node) {
+                self.facts.wrapping_handlers.push((loop_id, clause, range));
+            }
+        }
+    }
+
+    /// The `try` statements of the current function whose body the walk is
+    /// in, outermost first.
+    fn enclosing_tries(&self) -> Vec<Node<'t>> {
         let floor = self.innermost_function_frame();
-        let tries: Vec<Node<'t>> = (floor..self.frames.len())
+        (floor..self.frames.len())
             .filter(|&index| {
                 let node = self.frames[index].node;
                 self.kind_name(node) == "try_statement"
@@ -1896,23 +1907,23 @@ impl<'s, 't> Walker<'s, 't> {
                     })
             })
             .map(|index| self.frames[index].node)
-            .collect();
-        for try_node in tries {
-            self.wrapping_tries.insert(try_node.id());
-            let mut cursor = try_node.walk();
-            let handlers: Vec<Node<'t>> = try_node
-                .named_children(&mut cursor)
-                .filter(|c| self.kind_name(*c) == "except_clause")
-                .collect();
-            for handler in handlers {
-                for words in self.handler_word_groups(handler) {
-                    let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
-                    let index = self.facts.clauses.len();
-                    self.facts.clauses.push(clause);
-                    self.facts.wrapping_handlers.push((loop_id, index, handler.byte_range()));
-                }
+            .collect()
+    }
+
+    /// A clause for each group of types each Python handler of `try_node`
+    /// catches, with the handler's range.
+    fn except_clauses(&mut self, try_node: Node<'t>) -> Vec<(usize, Range<usize>)> {
+        let mut cursor = try_node.walk();
+        let handlers: Vec<Node<'t>> =
+            try_node.named_children(&mut cursor).filter(|c| self.kind_name(*c) == "except_clause").collect();
+        let mut made = Vec::new();
+        for handler in handlers {
+            for words in self.handler_word_groups(handler) {
+                made.push((self.facts.clauses.len(), handler.byte_range()));
+                self.facts.clauses.push(Clause { range: handler.byte_range(), words, ..Clause::default() });
             }
         }
+        made
     }
 
     /// A call outside any loop of its function, in the body of a Python
@@ -1923,31 +1934,9 @@ impl<'s, 't> Walker<'s, 't> {
         if self.family != Family::Python || self.facts.caller_handlers.len() >= 64 {
             return;
         }
-        let floor = self.innermost_function_frame();
-        let Some(try_node) = (floor..self.frames.len()).rev().find_map(|index| {
-            let node = self.frames[index].node;
-            (self.kind_name(node) == "try_statement"
-                && self.frames.get(index + 1).is_some_and(|child| {
-                    self.field(node, "body").is_some_and(|body| body.id() == child.node.id())
-                }))
-            .then_some(node)
-        }) else {
-            return;
-        };
+        let Some(try_node) = self.enclosing_tries().pop() else { return };
         if !self.calling_tries.contains_key(&try_node.id()) {
-            let mut cursor = try_node.walk();
-            let handlers: Vec<Node<'t>> = try_node
-                .named_children(&mut cursor)
-                .filter(|c| self.kind_name(*c) == "except_clause")
-                .collect();
-            let mut made = Vec::new();
-            for handler in handlers {
-                for words in self.handler_word_groups(handler) {
-                    let clause = Clause { range: handler.byte_range(), words, ..Clause::default() };
-                    made.push((self.facts.clauses.len(), handler.byte_range()));
-                    self.facts.clauses.push(clause);
-                }
-            }
+            let made = self.except_clauses(try_node);
             self.calling_tries.insert(try_node.id(), made);
         }
         for (clause, range) in self.calling_tries[&try_node.id()].clone() {

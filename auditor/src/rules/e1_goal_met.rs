@@ -113,23 +113,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    // No invocations gathered from this pass's reply (`if
-    // (invocations.length === 0) break`): nothing left to call.
-    if (view.this_pass || view.assigned_in_loop)
-        && view.tests_nothing()
-        && view.any(&["invocation", "invocations"])
-        && !view.has("error")
-    {
-        return true;
-    }
-    // The reply holds no code to run (`if not code_blocks: return reply`):
-    // like a reply without tool calls, it is the answer.
-    if view.this_pass
-        && view.tests_nothing()
+    // This pass's reply leaves nothing to run: no invocations gathered
+    // from it (`if (invocations.length === 0) break`), no code block in it
+    // (`if not code_blocks: return reply`). Like a reply without tool
+    // calls, it is the answer.
+    let invocations = (view.this_pass || view.assigned_in_loop) && view.any(&["invocation", "invocations"]);
+    let code = view.this_pass
         && view.has("code")
-        && view.any(&["block", "blocks", "snippet", "snippets", "extract", "extracted"])
-        && !view.has("error")
-    {
+        && view.any(&["block", "blocks", "snippet", "snippets", "extract", "extracted"]);
+    if (invocations || code) && view.tests_nothing() && !view.has("error") {
         return true;
     }
     // The step this pass ran says it was the last (the Agent Protocol's

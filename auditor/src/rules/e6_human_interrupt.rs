@@ -76,9 +76,29 @@ pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
         || cancelled_by_person(view)
         || ctrl_c_at_the_prompt(view)
         || (view.from_input && view.any_literal(&["cancel", "abort"]))
-        // (`has_recent_interrupt_or_decline`: the person interrupted or
-        // turned a call down.)
-        || (view.has("interrupt") && view.has("reject"))
+        || turned_down(view)
+}
+
+/// A call a person turned down at its approval step (`if tool_rejected:
+/// return`, `allRejected`, `has_recent_interrupt_or_decline`), not a
+/// verdict of a model, a check or a filter.
+fn turned_down(view: &ClauseView<'_>) -> bool {
+    view.has("reject")
+        && !view.any(&[
+            "critic",
+            "evaluate",
+            "judge",
+            "issue",
+            "test",
+            "guard",
+            "guardrail",
+            "filter",
+            "model",
+            "llm",
+            "schema",
+            "validator",
+            "policy",
+        ])
 }
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
@@ -117,27 +137,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("approve") && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue"]) {
         return true;
     }
-    // A call a person turned down at its approval step (`if
-    // tool_rejected: return`, `allRejected`), not a verdict of a model,
-    // a check or a filter; nor a review a person is asked for
-    // (`human_review_requested`).
-    let turned_down = view.has("reject")
-        && !view.any(&[
-            "critic",
-            "evaluate",
-            "judge",
-            "issue",
-            "test",
-            "guard",
-            "guardrail",
-            "filter",
-            "model",
-            "llm",
-            "schema",
-            "validator",
-            "policy",
-        ]);
-    if (turned_down || (view.has("human") && view.has("critic"))) && !view.expanded && !view.clause.ordering {
+    // A call a person turned down, or a review asked of a person
+    // (`human_review_requested`), in the clause's own words.
+    if (turned_down(view) || (view.has("human") && view.has("critic")))
+        && !view.expanded
+        && !view.clause.ordering
+    {
         return true;
     }
     // "user" is also the role of a message: only the clause's own words

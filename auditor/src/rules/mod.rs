@@ -137,26 +137,20 @@ impl<'a> Provenance<'a> {
         // completed += 1`) counts what the walk sees, not the loop's passes.
         // (Loops are kept sorted by where they start: only those that start
         // between this loop and the assignment can hold it.)
-        let in_inner_walk = |a: &AssignFact| {
+        let inner_loops = |a: &AssignFact| {
             let from = self.loop_starts.partition_point(|(start, _)| *start <= loop_range.start);
             let to = self.loop_starts.partition_point(|(start, _)| *start <= a.range.start);
-            self.loop_starts[from..to.max(from)]
-                .iter()
-                .any(|(_, range)| range.end <= loop_range.end && range.contains(&a.range.start))
+            self.loop_starts[from..to.max(from)].iter().filter(|(_, range)| range.end <= loop_range.end)
         };
+        let in_inner_walk = |a: &AssignFact| inner_loops(a).any(|(_, range)| range.contains(&a.range.start));
         let steps: Vec<&&&AssignFact> = inside.iter().filter(|a| a.step && !in_inner_walk(a)).collect();
         // A counter set back to zero in the loop counts consecutive events
         // (failures since the last success), never passes.
         // (The initializer of an inner counted loop, `for i := 0; ...`
         // inside `for i := 0; i < maxIter; i++`, declares a new name; it
         // resets nothing.)
-        let initializes_inner_loop = |a: &AssignFact| {
-            let from = self.loop_starts.partition_point(|(start, _)| *start <= loop_range.start);
-            let to = self.loop_starts.partition_point(|(start, _)| *start <= a.range.start);
-            self.loop_starts[from..to.max(from)]
-                .iter()
-                .any(|(start, range)| range.end <= loop_range.end && a.range.start <= start + 6)
-        };
+        let initializes_inner_loop =
+            |a: &AssignFact| inner_loops(a).any(|(start, _)| a.range.start <= start + 6);
         let reset =
             inside.iter().any(|a| a.reset && a.range.start >= body_start && !initializes_inner_loop(a));
         let passes = !reset && steps.iter().any(|a| !a.error_branch && a.guards.is_empty());
