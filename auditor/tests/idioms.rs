@@ -1967,3 +1967,48 @@ fn a_field_s_declared_default_and_a_person_s_decline_are_no_outside_stop() {
     let found = audit(declined, None, Some(Python)).found();
     assert!(!found.contains(&E8), "{found:?}");
 }
+
+#[test]
+fn keeping_the_context_short_is_no_budget() {
+    // A helper that drops old messages until they fit: its loop trims and
+    // the agent goes on.
+    check(
+        Python,
+        "def trim_messages(messages, model):\n    limit = CTX_LIMIT[model]\n    while len(messages) > 1 and count_tokens(messages, model) > limit:\n        messages.pop(1)\n    return messages\n\n\ndef run(agent, max_turns=40):\n    for turn in range(max_turns):\n        messages = trim_messages(agent.messages, agent.model)\n        reply = agent.llm(messages)\n        if reply.strip().lower() == 'done':\n            break\n",
+        &[E1, E2],
+    );
+    // A context overflow answered by compaction: what leaves is every other
+    // error (`else: raise`), or the compaction failing, not the budget.
+    check(
+        Python,
+        "async def run(self):\n    for turn in range(self.max_turns):\n        try:\n            reply = await self.think(messages)\n        except ChatError as e:\n            if 'context_length_exceeded' in str(e):\n                messages = await self.compact(messages)\n                continue\n            else:\n                raise\n        if not reply.tool_calls:\n            return reply\n",
+        &[E1, E2],
+    );
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) (string, error) {\n\tfor i := 0; i < a.maxIter; i++ {\n\t\tres, err := a.llm.Call(ctx, a.msgs)\n\t\tif err != nil {\n\t\t\tif apiErr.IsContextOverflow() {\n\t\t\t\tif compactErr := a.mgr.DoCompact(ctx); compactErr != nil {\n\t\t\t\t\treturn \"\", compactErr\n\t\t\t\t}\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\treturn \"\", err\n\t\t}\n\t\tif len(res.ToolCalls) == 0 {\n\t\t\treturn res.Text, nil\n\t\t}\n\t}\n\treturn \"\", ErrMaxIterations\n}\n",
+        &[E1, E2],
+    );
+    // Giving up when a compaction did not help is the budget's way out.
+    check(
+        TypeScript,
+        "async function ask(agent: Agent) {\n  let iterations = 0;\n  while (iterations < agent.maxIterations) {\n    iterations++;\n    const data = await agent.complete();\n    if (data.error?.type === 'exceed_context_size_error') {\n      const summarized = await agent.summarizeToFit();\n      if (summarized) continue;\n      return data.error.message;\n    }\n    if (!data.toolCalls?.length) return data.text;\n  }\n}\n",
+        &[E1, E2, E3],
+    );
+}
+
+#[test]
+fn a_budget_of_things_or_of_one_reply_is_no_spend() {
+    // States explored against `budget.maxStates`: a size cap, no spend.
+    check(
+        TypeScript,
+        "async function explore(opts: Opts) {\n  const budget = { maxIterations: 200, maxStates: 500, ...opts.budget };\n  let iteration = 0;\n  while (true) {\n    iteration++;\n    if (iteration >= budget.maxIterations) break;\n    if (graph.stateCount >= budget.maxStates) break;\n    const decision = await opts.oracle.decide(state);\n    if (decision.kind === 'stop') break;\n  }\n}\n",
+        &[E1, E2],
+    );
+    // One reply's token cap weighed against another's.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turn := 0; turn < a.MaxTurns; turn++ {\n\t\treply, err := a.send(ctx)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif reply.Truncated && a.MaxTokensEscalate > a.MaxTokens {\n\t\t\treturn ErrTruncated\n\t\t}\n\t\tif len(reply.ToolUses) == 0 {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E1, E2],
+    );
+}

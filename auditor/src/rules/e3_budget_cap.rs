@@ -91,9 +91,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `grep -qi "usage limit reached"`).
     // (Literals are read as canonical words: `model_length` is `model len`.)
     let ran_out = ["max", "len", "window", "exceeded", "exceed", "overflow", "reached", "exhausted"];
-    if (view.any_literal(&["model"]) && view.any_literal(&["len"]))
-        || (view.any_literal(&["context"]) && view.any_literal(&ran_out))
-        || (view.any_literal(&["usage", "quota", "cost", "budget"]) && view.any_literal(&ran_out))
+    // (Only when the way out is taken on that message: an `else: raise`
+    // beside `if "context_length_exceeded" in err: compact()` leaves on
+    // every other error.)
+    if !clause.negated
+        && ((view.any_literal(&["model"]) && view.any_literal(&["len"]))
+            || (view.any_literal(&["context"]) && view.any_literal(&ran_out))
+            || (view.any_literal(&["usage", "quota", "cost", "budget"]) && view.any_literal(&ran_out)))
     {
         return true;
     }
@@ -104,8 +108,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A budget of passes (`explored < ExplorationBudget`, counted by one a
     // pass) is a turn cap.
     // (A budget of calls or requests is a turn cap.)
+    // (Nor is one compared with a count of things kept: `graph.stateCount
+    // >= budget.maxStates` caps what is explored.)
     if view.has("budget")
         && !view.any(COUNT_WORDS)
+        && !view.has("len")
         && !view.any(&["call", "calls", "requests", "request"])
         && !view.counted
         && (clause.ordering || exceeded)
@@ -114,7 +121,21 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // Spend is summed, never counted one by one: `consecutive_max_tokens
     // >= 3` counts replies cut at the token limit.
-    view.any(&["token", "usage"]) && clause.ordering && !view.counted
+    // And a per-request setting compared with another (`MaxTokensEscalate >
+    // MaxTokens`) is no spend at all.
+    view.any(&["token", "usage"]) && clause.ordering && !view.counted && !compares_settings(clause)
+}
+
+/// Each side of the comparison that names tokens names a maximum of them:
+/// two per-request settings weighed against each other.
+fn compares_settings(clause: &crate::facts::Clause) -> bool {
+    let Some(sides) = &clause.sides else { return false };
+    let mut token_sides = sides.iter().filter(|(words, _)| words.iter().any(|w| w == "token")).peekable();
+    token_sides.peek().is_some()
+        && token_sides.all(|(words, _)| {
+            words.iter().any(|w| w == "max" || w == "limit")
+                && !words.iter().any(|w| matches!(w.as_str(), "total" | "used" | "usage" | "spent" | "budget"))
+        })
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

@@ -524,11 +524,39 @@ pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Opt
     // Tokens weighed inside `_check_and_compact()` decide when to shorten
     // the history, and the loop goes on: not a budget.
     if id == ExitId::E3
-        && link.via.as_ref().is_some_and(|via| calls_context_management(provenance.facts, via))
+        && (link.via.as_ref().is_some_and(|via| calls_context_management(provenance.facts, via))
+            || in_context_management(provenance.facts, link.clause)
+            || compacts_before_leaving(provenance.facts, link))
     {
         return None;
     }
     Some(id)
+}
+
+/// Whether the clause sits in a function named for keeping a context short
+/// (`while count_tokens(messages) > limit: messages.pop(1)` in
+/// `trim_messages`): that loop drops history, it is no agent's budget.
+fn in_context_management(facts: &Facts, clause: usize) -> bool {
+    let Some(clause) = facts.clauses.get(clause) else { return false };
+    facts
+        .function_at(clause.range.start)
+        .and_then(|f| facts.functions[f].name.as_deref())
+        .is_some_and(|name| crate::words::canonical_words(name).iter().any(|w| e3_budget_cap::manages_context(w)))
+}
+
+/// Whether the context is shortened between the check and the way out
+/// (`if apiErr.IsContextOverflow() { if err := DoCompact(..); err != nil {
+/// return err } }`): the loop compacts and goes on, and what leaves is the
+/// compaction failing.
+fn compacts_before_leaving(facts: &Facts, link: &ExitLink) -> bool {
+    let Some(clause) = facts.clauses.get(link.clause) else { return false };
+    // (When nothing nearer decides, giving up after a compaction that did
+    // not help is the budget's way out: `if (summarized) continue; return`.)
+    link.role == Role::Guard
+        && link.depth > 0
+        && facts.calls.iter().filter(|call| call.range.start >= clause.range.end && call.range.end <= link.site.start).any(
+            |call| crate::words::canonical_words(&call.callee_last).iter().any(|w| e3_budget_cap::manages_context(w)),
+        )
 }
 
 /// Whether the call at `via` names the keeping of a context short.
