@@ -2012,3 +2012,20 @@ fn a_budget_of_things_or_of_one_reply_is_no_spend() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn one_rate_limit_or_a_round_of_tests_is_no_error_threshold() {
+    // The first rate-limit error returns at once: one failure, no limit.
+    check(
+        Python,
+        "def run(self, task):\n    turn_count = 0\n    while turn_count < self.max_turns:\n        turn_count += 1\n        try:\n            response = self.client.messages.create(messages=messages)\n        except anthropic.RateLimitError:\n            return 'Error: API rate limit reached.'\n        if response.stop_reason == 'end_turn':\n            break\n",
+        &[E1, E2],
+    );
+    // Rounds of tests inside a pass, counted against a multiple of the
+    // tries: each round is a pass of the test loop, not a failure.
+    check(
+        Python,
+        "def execute(self, max_tries=5):\n    round = 0\n    while round <= max_tries:\n        code = self.write_code()\n        test_round = 0\n        while test_round < 2 * max_tries and not error_flag:\n            time.sleep(1)\n            findings = self.check(code)\n            if not findings:\n                break\n            code = self.fix(code, findings)\n            test_round += 1\n        if not findings:\n            return code\n        round += 1\n",
+        &[E1, E2],
+    );
+}

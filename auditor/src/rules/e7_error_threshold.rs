@@ -34,8 +34,12 @@ use crate::facts::{CallFact, Facts, KwargFact};
 
 /// A retry limit's error caught to leave the loop (`except MaxRetriesExceeded:`).
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
-    view.has("breaker")
-        || (view.any(&["max", "exceeded", "exceed", "threshold", "many"]) && view.any(&["attempt", "error"]))
+    // (A rate limit's error, `except RateLimitError: return`, is one
+    // failure that leaves at once, not a limit of tries.)
+    let limit = if view.has("rate") { &["exceeded", "exceed", "threshold", "many"][..] } else {
+        &["max", "exceeded", "exceed", "threshold", "many"][..]
+    };
+    view.has("breaker") || (view.any(limit) && view.any(&["attempt", "error"]))
 }
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
@@ -61,7 +65,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // whose every path returns or raises never tries again: only one that
     // waits between its tries is read from its range.
     if view.retries_one_step {
-        let tries = view.has("attempt") && (clause.ordering || (clause.equality && clause.number));
+        // (`test_round < 2*max_tries` counts rounds of tests, each a pass:
+        // the counted side, not the limit, says what is counted.)
+        let counts_passes = clause.sides.as_ref().is_some_and(|sides| {
+            sides.iter().any(|(words, _)| {
+                let has = |w: &str| words.iter().any(|x| x == w);
+                !has("max") && !has("attempt") && ["round", "turn", "iter", "step"].iter().any(|w| has(w))
+            })
+        });
+        let tries =
+            view.has("attempt") && !counts_passes && (clause.ordering || (clause.equality && clause.number));
         let range =
             view.role == Role::RangeBound && (view.has("attempt") || (clause.bounds_tries && view.waits));
         if tries || range {
