@@ -2029,3 +2029,37 @@ fn one_rate_limit_or_a_round_of_tests_is_no_error_threshold() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_hook_the_caller_plugged_in_can_stop_the_run() {
+    // A pre-iteration hook's error ends the run.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Generate(ctx context.Context) (*Response, error) {\n\tfor i := 0; i < a.maxIterations; i++ {\n\t\tfor _, hook := range a.hooks.PreIteration {\n\t\t\tif err := hook(ctx, hctx); err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t}\n\t\tresp, err := a.llm.Generate(ctx, a.msgs)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tif len(resp.ToolCalls) == 0 {\n\t\t\treturn resp, nil\n\t\t}\n\t}\n\treturn nil, ErrMaxIterations\n}\n",
+        &[E1, E2, E8],
+    );
+    // A lifecycle hook that answers stop.
+    check(
+        TypeScript,
+        "async function run(agent: Agent, input: string) {\n  for (let i = 0; i < agent.maxIter; i++) {\n    if (agent.lifecycles?.onStart) {\n      const modified = await agent.lifecycles.onStart({ agent, input });\n      if (modified.stop) {\n        return result;\n      }\n    }\n    const output = await agent.infer(input);\n    if (output.toolCalls.length === 0) return output;\n  }\n}\n",
+        &[E1, E2, E8],
+    );
+    // Callbacks asked whether the run may go on, through a helper.
+    check(
+        Python,
+        "class Agent:\n    async def _on_run_continue(self, items):\n        for callback in self.callbacks:\n            if not await callback.on_run_continue(items):\n                return False\n        return True\n\n    async def run(self, messages):\n        while True:\n            should_continue = await self._on_run_continue(messages)\n            if not should_continue:\n                break\n            reply = await self.model(messages)\n            if not reply.tool_calls:\n                return reply\n",
+        &[E1, E8],
+    );
+}
+
+#[test]
+fn a_setting_or_an_event_sink_is_no_hook_that_stops() {
+    // `continue_on_fail` is a setting: a failed run ends the campaign.
+    let campaign = "def campaign(prds, continue_on_fail=False):\n    for prd in prds:\n        code = run_ralph(prd)\n        if code != 0 and not continue_on_fail:\n            return code\n    return 0\n";
+    let found = audit(campaign, None, Some(Python)).found();
+    assert!(!found.contains(&E8), "{found:?}");
+    // A callback that receives stream events fails as a writer fails.
+    let sink = "package agent\n\nfunc rounds(ctx context.Context, callback func(Event) error) error {\n\tfor len(calls) > 0 {\n\t\tfor ev := range stream(ctx) {\n\t\t\tif err := callback(ev); err != nil {\n\t\t\t\treturn err\n\t\t\t}\n\t\t}\n\t\tcalls = next(ctx)\n\t}\n\treturn nil\n}\n";
+    let found = audit(sink, None, Some(Go)).found();
+    assert!(!found.contains(&E8), "{found:?}");
+}

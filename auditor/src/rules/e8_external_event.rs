@@ -103,11 +103,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A stop flag or request that this pass's reply did not produce
     // (`self.state.stopped`, `should_stop()`, `stop_event.is_set()`).
-    let asked_by_hook =
-        view.any(&["hook", "hooks", "callback", "callbacks", "handler", "listener", "middleware", "plugin"]);
+    let asked_by_hook = view.any(HOOK_WORDS);
     // A callback asked whether the run may go on (`if not await
-    // callback.on_run_continue(...)`).
-    if asked_by_hook && view.any(&["continue", "proceed"]) && !view.clause.ordering {
+    // callback.on_run_continue(...)`, `self._on_run_continue(...)`).
+    if answered_by_hook(view) && view.any(&["continue", "proceed"]) {
+        return true;
+    }
+    // A hook that failed or blocked the pass (`if err := hook(ctx, h); err
+    // != nil { return err }`, `HookOutcome::Block { reason } => return`):
+    // code the caller plugged in asked the run to stop. (A callback that
+    // only receives events, `callback(thinkingEvent)`, fails as a writer
+    // fails.)
+    let hook_said_no = view.any(&["hook", "hooks", "middleware", "plugin", "plugins"])
+        && (view.has("error") || view.any(&["block", "blocked", "veto"]));
+    if hook_said_no && view.role == Role::Guard && !view.clause.ordering && !view.any(&["retry", "attempt"]) {
         return true;
     }
     // (A stop condition or stopping function is a termination condition on
@@ -150,6 +159,39 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let checks_exists =
         view.any_callee(&["exists", "isfile", "stat", "access", "sync"]) || view.has("exists");
     checks_exists && (view.any(STOP_NAMES) || view.any_literal(STOP_NAMES))
+}
+
+/// Words of code the caller plugs into a run to be asked at its steps.
+const HOOK_WORDS: &[&str] = &[
+    "hook",
+    "hooks",
+    "callback",
+    "callbacks",
+    "handler",
+    "listener",
+    "middleware",
+    "plugin",
+    "plugins",
+    "lifecycle",
+    "lifecycles",
+];
+
+/// The clause reads what a hook answered (`modified = await
+/// this.lifecycles.onStart(...)` ... `if (modified.stop)`, `should_continue
+/// = await self._on_run_continue(...)`): a stop or a refusal to go on that
+/// code plugged in by the caller gave, however the answer is named.
+/// (A setting such as `continue_on_fail` is asked of nobody: the `on` of an
+/// event hook's name counts only for a value a call made. What a tool run
+/// "with hooks" returns is the tool's; an action compared with a pipeline's
+/// `STOP` says which of its steps decided, as the steps' own names do.)
+pub(crate) fn answered_by_hook(view: &ClauseView<'_>) -> bool {
+    let asked_on = view.has("on") && (view.this_pass || !view.callees.is_empty());
+    (view.any(HOOK_WORDS) || asked_on)
+        && view.any(&["stop", "continue", "proceed"])
+        && !view.has("tool")
+        && !view.clause.ordering
+        && !view.clause.equality
+        && !super::e6_human_interrupt::persons_stop(view)
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

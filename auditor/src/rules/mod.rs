@@ -598,6 +598,15 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             }
         }
     }
+    // A stop or go-on read by its own name as the work's, but made by a hook
+    // the caller plugged in (`modified = await this.lifecycles.onStart(..)`
+    // ... `if (modified.stop) return`): the hook asked.
+    if by_name == Some(ExitId::E1) && clause.idents.iter().any(|ident| provenance.facts.aliases.contains_key(ident)) {
+        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+        if e8_external_event::answered_by_hook(&expanded) {
+            return Some(ExitId::E8);
+        }
+    }
     if let Some(id) = by_name {
         return Some(id);
     }
