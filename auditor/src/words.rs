@@ -94,7 +94,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         | "oscillating" | "looping" | "doom" | "repetitive" | "repeating" => "stall",
         "progress" | "changed" | "change" | "changes" | "diff" | "improvement" | "improved" | "improve"
         | "corrected" => "change",
-        "approve" | "approved" | "approval" | "approves" | "approving" => "approve",
+        "approve" | "approved" | "approval" | "approvals" | "approves" | "approving" => "approve",
         "confirm" | "confirmed" | "confirmation" | "consent" | "permission" | "permissions" => "confirm",
         "reject" | "rejected" | "rejects" | "rejection" | "deny" | "denied" | "denies" | "denial"
         | "decline" | "declined" | "declines" => "reject",

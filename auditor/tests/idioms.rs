@@ -2063,3 +2063,25 @@ fn a_setting_or_an_event_sink_is_no_hook_that_stops() {
     let found = audit(sink, None, Some(Go)).found();
     assert!(!found.contains(&E8), "{found:?}");
 }
+
+#[test]
+fn a_run_handed_back_to_wait_for_a_person_is_theirs() {
+    // The model's action asks the user; the loop returns for the answer.
+    check(
+        Python,
+        "def run(self, task):\n    for step in range(self.max_steps):\n        action_name, description = self.parse(self.model(task))\n        if action_name == 'ask_user_question':\n            return description\n        if action_name == 'terminate':\n            return self.final_answer()\n",
+        &[E1, E2, E6],
+    );
+    // A tool result that awaits the user ends the turn.
+    check(
+        TypeScript,
+        "async function runTurn(args: Args) {\n  for (let step = 0; step < args.maxSteps; step++) {\n    const reply = await args.model(messages);\n    if (!reply.toolCalls.length) return reply.text;\n    for (const item of await runTools(reply.toolCalls)) {\n      if (item.result.awaitUser) {\n        return item.result.output;\n      }\n    }\n  }\n}\n",
+        &[E1, E2, E6],
+    );
+    // Calls waiting for approval stop the stream.
+    check(
+        Python,
+        "def call_stream(self, messages, max_steps=10):\n    for i in range(max_steps):\n        reply = self.llm(messages)\n        if not reply.tool_calls:\n            return reply\n        pending_approvals = []\n        for call in reply.tool_calls:\n            result = self.run_tool(call)\n            if result.status == Status.APPROVAL_REQUIRED:\n                pending_approvals.append(result)\n        if pending_approvals:\n            return pending_approvals\n",
+        &[E1, E2, E6],
+    );
+}

@@ -52,6 +52,8 @@ const PERSON_ACTS: &[&str] = &[
     "abort",
     "feedback",
     "decision",
+    "await",
+    "awaiting",
 ];
 
 /// A cancellation in code that ties cancelling to a person
@@ -154,6 +156,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // the person types.
     if view.role == Role::LoopCondition && (view.from_input || view.any_callee(&["input", "scan"])) {
         return view.from_input || view.any_callee(&["input"]);
+    }
+    // The model's action asks the person a question and the loop hands
+    // the run back to wait for the answer (`action_name ==
+    // "ask_user_question"`).
+    if view.clause.equality && view.any_literal(&["ask"]) && view.any_literal(&["human"]) && !view.clause.differs {
+        return true;
     }
     // `if line.strip() in ("exit", "quit")`: nobody but a person types quit.
     if (view.clause.equality || view.clause.membership) && view.any_literal(&["quit", "bye", "goodbye"]) {
