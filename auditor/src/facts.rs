@@ -4258,7 +4258,18 @@ impl<'s, 't> Walker<'s, 't> {
                             }
                         }
                         Mark::Membership => clause.membership = true,
-                        Mark::Negation => clause.negated = true,
+                        // (The `!` of a Rust macro, `matches!(prompt, "exit"
+                        // | "quit")`, negates nothing; `matches!` asks
+                        // whether a value is among the patterns.)
+                        Mark::Negation => match node.parent().filter(|p| p.kind() == "macro_invocation") {
+                            Some(invocation) => {
+                                let name = invocation.child_by_field_name("macro").map(|m| self.text(m));
+                                if name == Some("matches") {
+                                    clause.membership = true;
+                                }
+                            }
+                            None => clause.negated = true,
+                        },
                         _ => {}
                     }
                 }

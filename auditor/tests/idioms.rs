@@ -2085,3 +2085,13 @@ fn a_run_handed_back_to_wait_for_a_person_is_theirs() {
         &[E1, E2, E6],
     );
 }
+
+#[test]
+fn a_rust_matches_macro_asks_whether_the_person_typed_quit() {
+    // The `!` of `matches!` negates nothing.
+    check(
+        Rust,
+        "async fn repl(agent: &mut Agent) -> anyhow::Result<()> {\n    let mut lines = BufReader::new(tokio::io::stdin()).lines();\n    loop {\n        let Some(line) = lines.next_line().await? else {\n            break;\n        };\n        let prompt = line.trim();\n        if matches!(prompt, \"exit\" | \"quit\") {\n            break;\n        }\n        agent.turn(prompt).await?;\n    }\n    Ok(())\n}\n",
+        &[E6],
+    );
+}
