@@ -2095,3 +2095,19 @@ fn a_rust_matches_macro_asks_whether_the_person_typed_quit() {
         &[E6],
     );
 }
+
+#[test]
+fn a_reply_with_nothing_to_run_or_no_tool_outputs_is_the_answer() {
+    // The generation does not end inside a code block: nothing to run.
+    check(
+        Python,
+        "async def generate(self, request, max_code_executions=8):\n    for generation_index in range(max_code_executions):\n        output = await self.llm.generate(request)\n        if output.endswith(code_end) and output.rfind(code_begin) > output.rfind(code_end, 0, -1):\n            result = await self.execute(output)\n            request['prompt'] += result\n        else:\n            break\n    return output\n",
+        &[E1, E2],
+    );
+    // Tool outputs gathered only from calls: none means the model answered.
+    check(
+        TypeScript,
+        "async function run(client: Client, input: Item[]) {\n  let nextInput = input;\n  while (true) {\n    const response = await client.responses.create({ input: nextInput });\n    const toolOutputs: Item[] = [];\n    for (const item of response.output) {\n      if (item.type === 'function_call') toolOutputs.push(await call(item));\n    }\n    if (toolOutputs.length === 0) break;\n    nextInput = toolOutputs;\n  }\n}\n",
+        &[E1],
+    );
+}

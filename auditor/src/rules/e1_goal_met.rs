@@ -117,11 +117,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // from it (`if (invocations.length === 0) break`), no code block in it
     // (`if not code_blocks: return reply`). Like a reply without tool
     // calls, it is the answer.
-    let invocations = (view.this_pass || view.assigned_in_loop) && view.any(&["invocation", "invocations"]);
+    // (So are no tool outputs gathered from it, `if (toolOutputs.length
+    // === 0) break`: only calls make outputs.)
+    let invocations = (view.this_pass || view.assigned_in_loop)
+        && (view.any(&["invocation", "invocations"])
+            || (view.has("tool") && view.any(&["outputs", "results"]) && !view.expanded));
     let code = view.this_pass
         && view.has("code")
         && view.any(&["block", "blocks", "snippet", "snippets", "extract", "extracted"]);
     if (invocations || code) && view.tests_nothing() && !view.has("error") {
+        return true;
+    }
+    // The reply does not end in a code block to run (`if
+    // output.endswith(code_end) ...: execute ... else: break`).
+    if clause.negated && view.any_callee(&["endswith", "endsWith", "ends_with", "HasSuffix"]) && view.has("code") {
         return true;
     }
     // The step this pass ran says it was the last (the Agent Protocol's
