@@ -4160,7 +4160,10 @@ impl<'s, 't> Walker<'s, 't> {
             "comparison_operator" => true,
             "binary_expression" => {
                 let operator = self.field(node, "operator").map(|o| self.kind_name(o)).unwrap_or("");
-                matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne" | "<" | ">" | "<=" | ">=")
+                matches!(
+                    operator,
+                    "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne" | "<" | ">" | "<=" | ">="
+                )
             }
             _ => false,
         };

@@ -130,7 +130,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // The reply does not end in a code block to run (`if
     // output.endswith(code_end) ...: execute ... else: break`).
-    if clause.negated && view.any_callee(&["endswith", "endsWith", "ends_with", "HasSuffix"]) && view.has("code") {
+    if clause.negated
+        && view.any_callee(&["endswith", "endsWith", "ends_with", "HasSuffix"])
+        && view.has("code")
+    {
         return true;
     }
     // The step this pass ran says it was the last (the Agent Protocol's

@@ -134,7 +134,9 @@ fn compares_settings(clause: &crate::facts::Clause) -> bool {
     token_sides.peek().is_some()
         && token_sides.all(|(words, _)| {
             words.iter().any(|w| w == "max" || w == "limit")
-                && !words.iter().any(|w| matches!(w.as_str(), "total" | "used" | "usage" | "spent" | "budget"))
+                && !words
+                    .iter()
+                    .any(|w| matches!(w.as_str(), "total" | "used" | "usage" | "spent" | "budget"))
         })
 }
 

@@ -160,7 +160,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // The model's action asks the person a question and the loop hands
     // the run back to wait for the answer (`action_name ==
     // "ask_user_question"`).
-    if view.clause.equality && view.any_literal(&["ask"]) && view.any_literal(&["human"]) && !view.clause.differs {
+    if view.clause.equality
+        && view.any_literal(&["ask"])
+        && view.any_literal(&["human"])
+        && !view.clause.differs
+    {
         return true;
     }
     // `if line.strip() in ("exit", "quit")`: nobody but a person types quit.

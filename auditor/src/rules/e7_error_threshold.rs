@@ -36,7 +36,9 @@ use crate::facts::{CallFact, Facts, KwargFact};
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
     // (A rate limit's error, `except RateLimitError: return`, is one
     // failure that leaves at once, not a limit of tries.)
-    let limit = if view.has("rate") { &["exceeded", "exceed", "threshold", "many"][..] } else {
+    let limit = if view.has("rate") {
+        &["exceeded", "exceed", "threshold", "many"][..]
+    } else {
         &["max", "exceeded", "exceed", "threshold", "many"][..]
     };
     view.has("breaker") || (view.any(limit) && view.any(&["attempt", "error"]))

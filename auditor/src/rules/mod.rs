@@ -538,10 +538,9 @@ pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Opt
 /// `trim_messages`): that loop drops history, it is no agent's budget.
 fn in_context_management(facts: &Facts, clause: usize) -> bool {
     let Some(clause) = facts.clauses.get(clause) else { return false };
-    facts
-        .function_at(clause.range.start)
-        .and_then(|f| facts.functions[f].name.as_deref())
-        .is_some_and(|name| crate::words::canonical_words(name).iter().any(|w| e3_budget_cap::manages_context(w)))
+    facts.function_at(clause.range.start).and_then(|f| facts.functions[f].name.as_deref()).is_some_and(
+        |name| crate::words::canonical_words(name).iter().any(|w| e3_budget_cap::manages_context(w)),
+    )
 }
 
 /// Whether the context is shortened between the check and the way out
@@ -554,9 +553,15 @@ fn compacts_before_leaving(facts: &Facts, link: &ExitLink) -> bool {
     // not help is the budget's way out: `if (summarized) continue; return`.)
     link.role == Role::Guard
         && link.depth > 0
-        && facts.calls.iter().filter(|call| call.range.start >= clause.range.end && call.range.end <= link.site.start).any(
-            |call| crate::words::canonical_words(&call.callee_last).iter().any(|w| e3_budget_cap::manages_context(w)),
-        )
+        && facts
+            .calls
+            .iter()
+            .filter(|call| call.range.start >= clause.range.end && call.range.end <= link.site.start)
+            .any(|call| {
+                crate::words::canonical_words(&call.callee_last)
+                    .iter()
+                    .any(|w| e3_budget_cap::manages_context(w))
+            })
 }
 
 /// Whether the call at `via` names the keeping of a context short.
@@ -601,7 +606,9 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A stop or go-on read by its own name as the work's, but made by a hook
     // the caller plugged in (`modified = await this.lifecycles.onStart(..)`
     // ... `if (modified.stop) return`): the hook asked.
-    if by_name == Some(ExitId::E1) && clause.idents.iter().any(|ident| provenance.facts.aliases.contains_key(ident)) {
+    if by_name == Some(ExitId::E1)
+        && clause.idents.iter().any(|ident| provenance.facts.aliases.contains_key(ident))
+    {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
         if e8_external_event::answered_by_hook(&expanded) {
             return Some(ExitId::E8);
