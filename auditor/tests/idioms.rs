@@ -2111,3 +2111,25 @@ fn a_reply_with_nothing_to_run_or_no_tool_outputs_is_the_answer() {
         &[E1],
     );
 }
+
+#[test]
+fn tests_that_pass_a_drained_inbox_and_a_round_that_reports_the_goal() {
+    // `while returncode != 0:` is left when the tests pass.
+    check(
+        Python,
+        "async def debug_loop(state):\n    returncode, stdout, stderr = run_in_sandbox(state)\n    while returncode != 0:\n        plan = diagnose(stdout, stderr)\n        state = apply(plan, state)\n        returncode, stdout, stderr = run_in_sandbox(state)\n    return state\n",
+        &[E1],
+    );
+    // The inbox of queued inputs drained once shutdown is asked.
+    check(
+        Rust,
+        "async fn drive(inner: Arc<Mutex<Inner>>, agent: Agent) {\n    loop {\n        let next = {\n            let mut inner = inner.lock().await;\n            if inner.shutdown && inner.inbox.is_empty() {\n                return;\n            }\n            inner.inbox.pop_front()\n        };\n        if let Some(input) = next {\n            agent.run(input).await;\n        }\n    }\n}\n",
+        &[E1, E8],
+    );
+    // The round performed says whether it reached the goal.
+    check(
+        Python,
+        "def run(self):\n    turn = 1\n    while turn <= self.max_turns and not self._got_root:\n        self._got_root = self.perform_round(turn)\n        turn += 1\n",
+        &[E1, E2],
+    );
+}

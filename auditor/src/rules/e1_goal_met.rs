@@ -113,6 +113,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The round says whether it reached the goal: the truth of what a call
+    // that performs the round returned (`self._got_root =
+    // self.perform_round(turn)` ... `while ... and not self._got_root`,
+    // `if agent.perform_round(turn) is True:`).
+    let performs_round = view.any(&["perform", "execute"]) && view.any(&["round", "step", "turn"]);
+    if performs_round
+        && (view.this_pass || !view.callees.is_empty())
+        && !clause.ordering
+        && !clause.none_literal
+        && !view.any(&["error", "fail", "failed", "failure"])
+    {
+        return true;
+    }
     // This pass's reply leaves nothing to run: no invocations gathered
     // from it (`if (invocations.length === 0) break`), no code block in it
     // (`if not code_blocks: return reply`). Like a reply without tool
@@ -223,8 +236,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // A zero status is success; `status != 0` is a failure (unless read in
-    // its else branch).
-    let equals = clause.differs == clause.negated;
+    // its else branch). A loop's own condition is left when it turns false:
+    // `while returncode != 0:` leaves on success.
+    let equals = (clause.differs == clause.negated) != (view.role == Role::LoopCondition);
     let status = view.any(&["returncode", "exitcode", "code", "status", "rc"]);
     if status && clause.equality && clause.zero && equals {
         return true;
@@ -275,7 +289,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if !clause.negated && view.has("active") && (clause.zero || view.has("empty")) {
         return true;
     }
-    let work_list = view.has("queue") || (view.any(&["task", "job", "item"]) && view.any(&["list", "lists"]));
+    // (An agent's inbox of queued inputs is such a list: `if
+    // inner.shutdown && inner.inbox.is_empty() { return }`.)
+    let work_list =
+        view.any(&["queue", "inbox"]) || (view.any(&["task", "job", "item"]) && view.any(&["list", "lists"]));
     if work_list
         && (clause.negated
             || clause.zero
