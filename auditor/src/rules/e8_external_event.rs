@@ -106,7 +106,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let asked_by_hook = view.any(HOOK_WORDS);
     // A callback asked whether the run may go on (`if not await
     // callback.on_run_continue(...)`, `self._on_run_continue(...)`).
-    if answered_by_hook(view) && view.any(&["continue", "proceed"]) {
+    if view.any(&["continue", "proceed"]) && answered_by_hook(view) {
         return true;
     }
     // A hook that failed or blocked the pass (`if err := hook(ctx, h); err
@@ -114,9 +114,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // code the caller plugged in asked the run to stop. (A callback that
     // only receives events, `callback(thinkingEvent)`, fails as a writer
     // fails.)
-    let hook_said_no = view.any(&["hook", "hooks", "middleware", "plugin", "plugins"])
+    let hook_said_no = view.role == Role::Guard
+        && !view.clause.ordering
+        && view.any(&["hook", "hooks", "middleware", "plugin", "plugins"])
         && (view.has("error") || view.any(&["block", "blocked", "veto"]));
-    if hook_said_no && view.role == Role::Guard && !view.clause.ordering && !view.any(&["retry", "attempt"]) {
+    if hook_said_no && !view.any(&["retry", "attempt"]) {
         return true;
     }
     // (A stop condition or stopping function is a termination condition on
@@ -185,12 +187,12 @@ const HOOK_WORDS: &[&str] = &[
 /// "with hooks" returns is the tool's; an action compared with a pipeline's
 /// `STOP` says which of its steps decided, as the steps' own names do.)
 pub(crate) fn answered_by_hook(view: &ClauseView<'_>) -> bool {
-    let asked_on = view.has("on") && (view.this_pass || !view.callees.is_empty());
-    (view.any(HOOK_WORDS) || asked_on)
-        && view.any(&["stop", "continue", "proceed"])
-        && !view.has("tool")
-        && !view.clause.ordering
+    // (Cheapest and rarest first: this is asked of most clauses.)
+    !view.clause.ordering
         && !view.clause.equality
+        && view.any(&["stop", "continue", "proceed"])
+        && (view.any(HOOK_WORDS) || (view.has("on") && (view.this_pass || !view.callees.is_empty())))
+        && !view.has("tool")
         && !super::e6_human_interrupt::persons_stop(view)
 }
 

@@ -606,7 +606,10 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A stop or go-on read by its own name as the work's, but made by a hook
     // the caller plugged in (`modified = await this.lifecycles.onStart(..)`
     // ... `if (modified.stop) return`): the hook asked.
+    // (Only a stop or a go-on can be a hook's answer: the expanded view is
+    // built for nothing else.)
     if by_name == Some(ExitId::E1)
+        && own.any(&["stop", "continue", "proceed"])
         && clause.idents.iter().any(|ident| provenance.facts.aliases.contains_key(ident))
     {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
