@@ -20,6 +20,12 @@ fn evidence_lines(language: Language, source: &str, id: ExitId) -> Vec<usize> {
     exit.evidence.iter().map(|e| e.start_line).collect()
 }
 
+/// The audit finds no exit `id` in `source` (whatever else it finds).
+fn check_absent(language: Language, source: &str, id: ExitId) {
+    let found = audit(source, None, Some(language)).found();
+    assert!(!found.contains(&id), "{id:?} found in {found:?}:\n{source}");
+}
+
 fn warnings(language: Language, source: &str) -> Vec<String> {
     audit(source, None, Some(language))
         .warnings
@@ -1914,8 +1920,7 @@ fn a_call_a_person_turned_down_ends_the_loop_as_theirs() {
     );
     // A filter's or a model's rejection is no person's.
     let filtered = "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turn := 0; turn < a.maxTurns; turn++ {\n\t\tresult := a.step(ctx)\n\t\tif result.GuardrailRejected {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn nil\n}\n";
-    let found = audit(filtered, None, Some(Go)).found();
-    assert!(!found.contains(&E6), "{found:?}");
+    check_absent(Go, filtered, E6);
 }
 
 #[test]
@@ -1960,12 +1965,10 @@ fn an_inner_counted_loop_s_initializer_resets_no_outer_counter() {
 fn a_field_s_declared_default_and_a_person_s_decline_are_no_outside_stop() {
     // A class field with its default sets nothing while the loop runs.
     let source = "class AgentOptions:\n    max_turns: int | None | NotGiven = NOT_GIVEN\n\n\nclass Agent:\n    def run(self, options):\n        max_turns = options.max_turns\n        turn = 0\n        while not max_turns or turn < max_turns:\n            turn += 1\n            reply = self.llm.chat()\n            if not reply.tool_calls:\n                return reply\n";
-    let found = audit(source, None, Some(Python)).found();
-    assert!(!found.contains(&E8), "{found:?}");
+    check_absent(Python, source, E8);
     // A person who interrupted or turned a call down is no outside event.
     let declined = "def chat_loop(manager):\n    while True:\n        if has_recent_interrupt_or_decline(manager.log):\n            break\n        manager.step()\n\n\ndef has_recent_interrupt_or_decline(log):\n    return any(m.interrupted or m.declined for m in log[-3:])\n";
-    let found = audit(declined, None, Some(Python)).found();
-    assert!(!found.contains(&E8), "{found:?}");
+    check_absent(Python, declined, E8);
 }
 
 #[test]
@@ -2056,12 +2059,10 @@ fn a_hook_the_caller_plugged_in_can_stop_the_run() {
 fn a_setting_or_an_event_sink_is_no_hook_that_stops() {
     // `continue_on_fail` is a setting: a failed run ends the campaign.
     let campaign = "def campaign(prds, continue_on_fail=False):\n    for prd in prds:\n        code = run_ralph(prd)\n        if code != 0 and not continue_on_fail:\n            return code\n    return 0\n";
-    let found = audit(campaign, None, Some(Python)).found();
-    assert!(!found.contains(&E8), "{found:?}");
+    check_absent(Python, campaign, E8);
     // A callback that receives stream events fails as a writer fails.
     let sink = "package agent\n\nfunc rounds(ctx context.Context, callback func(Event) error) error {\n\tfor len(calls) > 0 {\n\t\tfor ev := range stream(ctx) {\n\t\t\tif err := callback(ev); err != nil {\n\t\t\t\treturn err\n\t\t\t}\n\t\t}\n\t\tcalls = next(ctx)\n\t}\n\treturn nil\n}\n";
-    let found = audit(sink, None, Some(Go)).found();
-    assert!(!found.contains(&E8), "{found:?}");
+    check_absent(Go, sink, E8);
 }
 
 #[test]

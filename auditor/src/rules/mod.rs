@@ -553,18 +553,10 @@ fn compacts_before_leaving(facts: &Facts, link: &ExitLink) -> bool {
     // not help is the budget's way out: `if (summarized) continue; return`.)
     link.role == Role::Guard
         && link.depth > 0
-        && facts
-            .calls
-            .iter()
-            .filter(|call| call.range.start >= clause.range.end && call.range.end <= link.site.start)
-            .any(|call| {
-                crate::words::canonical_words(&call.callee_last)
-                    .iter()
-                    .any(|w| e3_budget_cap::manages_context(w))
-            })
+        && calls_context_management(facts, &(clause.range.end..link.site.start))
 }
 
-/// Whether the call at `via` names the keeping of a context short.
+/// Whether a call within `via` names the keeping of a context short.
 fn calls_context_management(facts: &Facts, via: &std::ops::Range<usize>) -> bool {
     facts.calls.iter().filter(|call| call.range.start >= via.start && call.range.end <= via.end).any(|call| {
         crate::words::canonical_words(&call.callee_last).iter().any(|w| e3_budget_cap::manages_context(w))
