@@ -67,7 +67,7 @@ impl<'s> Lines<'s> {
 /// Audits one source whose language is known.
 pub(crate) fn audit_source(source: &str, path: Option<&str>, language: Language) -> FileReport {
     let mut parser = tree_sitter::Parser::new();
-    match parse(&mut parser, source, language, None) {
+    match parse(&mut parser, &parsed_text(source, language), language, None) {
         Ok(tree) => audit_tree(&tree, source, path, language),
         Err(unparsed) => unparsed.report(path, language),
     }
@@ -88,7 +88,48 @@ impl Unparsed {
     }
 }
 
-/// Parses `source`, reusing `old` (already edited to match) when given.
+/// The text the parser reads for `source`. A Rust stream macro
+/// (`async_stream::stream! { ... }`, `try_stream! { ... }`) holds statements
+/// that the grammar keeps as an opaque token tree, so an agent loop written
+/// in one (a turn's events yielded as they come) would be no loop at all.
+/// The parser reads each such macro's path and `!` as `async` padded with
+/// spaces, so that its body parses as the async block it runs as. Every
+/// byte keeps its offset: the walk and the report read the source as
+/// written.
+pub(crate) fn parsed_text(source: &str, language: Language) -> std::borrow::Cow<'_, str> {
+    const MACRO: &str = "stream!";
+    if language != Language::Rust || !source.contains(MACRO) {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let bytes = source.as_bytes();
+    let mut text = bytes.to_vec();
+    let mut changed = false;
+    for (at, _) in source.match_indices(MACRO) {
+        // The macro's path: `stream`, `try_stream`, `async_stream::stream`.
+        let start = bytes[..at]
+            .iter()
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b':'))
+            .map_or(0, |before| before + 1);
+        let name = &source[start..at + MACRO.len() - 1];
+        let last = name.rsplit("::").next().unwrap_or(name);
+        let end = at + MACRO.len();
+        let body_follows = bytes[end..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        if !matches!(last, "stream" | "try_stream") || !body_follows {
+            continue;
+        }
+        text[start..end].fill(b' ');
+        text[start..start + 5].copy_from_slice(b"async");
+        changed = true;
+    }
+    match (changed, String::from_utf8(text)) {
+        // (Only ASCII bytes were written over ASCII bytes.)
+        (true, Ok(text)) => std::borrow::Cow::Owned(text),
+        _ => std::borrow::Cow::Borrowed(source),
+    }
+}
+
+/// Parses `source` (the text [`parsed_text`] gives), reusing `old` (already
+/// edited to match) when given.
 pub(crate) fn parse(
     parser: &mut tree_sitter::Parser,
     source: &str,
@@ -1249,7 +1290,9 @@ fn warn_about_unseen_callees(facts: &Facts, lines: &Lines<'_>, warnings: &mut Ve
 /// not found (`cargo run -p auditor --example report -- --links FILE`).
 pub(crate) fn trace_links(source: &str, language: Language) -> Vec<String> {
     let mut parser = tree_sitter::Parser::new();
-    let Ok(tree) = parse(&mut parser, source, language, None) else { return Vec::new() };
+    let Ok(tree) = parse(&mut parser, &parsed_text(source, language), language, None) else {
+        return Vec::new();
+    };
     let lines = Lines::new(source);
     let mut facts = facts::collect(&tree, source, language.family());
     add_function_loops(&mut facts);
@@ -1287,4 +1330,23 @@ pub(crate) fn trace_links(source: &str, language: Language) -> Vec<String> {
             ))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_macros_are_parsed_as_async_blocks_in_place() {
+        let source = "let s = async_stream::stream! { loop {} };\nlet t = try_stream!{ x };\nlet u = upstream! { y };\nlet v = stream!(z);\n// stream! {\n";
+        let parsed = parsed_text(source, Language::Rust);
+        assert_eq!(parsed.len(), source.len(), "every byte keeps its offset");
+        assert_eq!(
+            parsed,
+            "let s = async                 { loop {} };\nlet t = async      { x };\nlet u = upstream! { y };\nlet v = stream!(z);\n// async   {\n"
+        );
+        // Other languages and sources without the macro are read as written.
+        assert!(matches!(parsed_text("stream! { }", Language::Python), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(parsed_text("fn f() {}", Language::Rust), std::borrow::Cow::Borrowed(_)));
+    }
 }

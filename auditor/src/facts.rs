@@ -401,6 +401,9 @@ pub(crate) struct FlagAssign {
 #[derive(Debug, Clone)]
 pub(crate) struct FunctionFact {
     pub name: Option<String>,
+    /// A Go method's receiver name (`a` of `func (a *AgentLoop) run()`):
+    /// `a.step()` in it calls a method of the same value, as `self.step()`.
+    pub receiver: Option<String>,
     pub range: Range<usize>,
     pub recursive: bool,
     /// The guards under which the function calls itself: the recursion goes
@@ -1235,7 +1238,7 @@ fn strongly_connected(adjacency: &[Vec<usize>]) -> Vec<usize> {
 /// Every field name the walk asks nodes for. Tree-sitter finds a field by
 /// name with a linear scan of the grammar's field names (a `strncmp` each);
 /// the walk asks for fields of most nodes, so it looks the ids up once.
-const FIELD_NAMES: [&str; 23] = [
+const FIELD_NAMES: [&str; 24] = [
     "alternative",
     "argument",
     "arguments",
@@ -1255,6 +1258,7 @@ const FIELD_NAMES: [&str; 23] = [
     "name",
     "operator",
     "pattern",
+    "receiver",
     "right",
     "subject",
     "subscript",
@@ -1457,6 +1461,9 @@ impl<'s, 't> Walker<'s, 't> {
                     self.note_identifier(node);
                 }
             }
+        }
+        if syntax == Syn::Assign && self.is_let_else(node) {
+            role = FrameRole::Guard;
         }
         if matches!(role, FrameRole::Plain) && node.child_count() == 0 {
             return Step::Leaf;
@@ -2124,8 +2131,15 @@ impl<'s, 't> Walker<'s, 't> {
                 self.function_names.insert(name.clone());
             }
         }
+        let receiver = (self.family == Family::Go)
+            .then(|| self.field(node, "receiver"))
+            .flatten()
+            .and_then(|list| list.named_child(0))
+            .and_then(|parameter| self.field(parameter, "name"))
+            .map(|name| self.text(name).to_string());
         self.facts.functions.push(FunctionFact {
             name,
+            receiver,
             range: node.byte_range(),
             recursive: false,
             recursion_guards: Vec::new(),
@@ -2201,6 +2215,16 @@ impl<'s, 't> Walker<'s, 't> {
         })
     }
 
+    /// `name` is the receiver of the Go method the walk is in.
+    fn is_go_receiver(&self, name: &str) -> bool {
+        self.family == Family::Go
+            && !name.is_empty()
+            && self.function_frames.last().is_some_and(|&frame| match self.frames[frame].role {
+                FrameRole::Function(id) => self.facts.functions[id].receiver.as_deref() == Some(name),
+                _ => false,
+            })
+    }
+
     fn enter_call(&mut self, node: Node<'t>) -> FrameRole {
         let callee_node = self.callee_of(node);
         let callee = callee_node.map(|c| self.text(c)).unwrap_or("");
@@ -2227,7 +2251,8 @@ impl<'s, 't> Walker<'s, 't> {
         // mutual recursion.
         let bare = own_receiver && {
             let receiver = callee.strip_suffix(callee_last.as_str()).unwrap_or("");
-            matches!(receiver.trim_end_matches(['.', ':']), "" | "self" | "this" | "cls" | "Self")
+            let receiver = receiver.trim_end_matches(['.', ':']);
+            matches!(receiver, "" | "self" | "this" | "cls" | "Self") || self.is_go_receiver(receiver)
         };
         if !callee_last.is_empty() && own_receiver {
             let mut named = 0;
@@ -3231,6 +3256,11 @@ impl<'s, 't> Walker<'s, 't> {
     fn guard_clauses(&mut self, frame: usize) -> Vec<usize> {
         let node = self.frames[frame].node;
         let negated = self.in_alternative(frame);
+        // (A let-else guards only its `else`: its pattern and value run
+        // whatever they hold.)
+        if !negated && self.is_let_else(node) {
+            return Vec::new();
+        }
         if let Some(clauses) = self.clause_memo.get(&(node.id(), negated)) {
             return clauses.clone();
         }
@@ -3279,7 +3309,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// branch rather than in its consequence or condition.
     fn in_alternative(&self, frame: usize) -> bool {
         let node = self.frames[frame].node;
-        if self.syn_of(node) != Syn::If {
+        if self.syn_of(node) != Syn::If && !self.is_let_else(node) {
             return false;
         }
         let Some(child) = self.frames.get(frame + 1).map(|f| f.node) else { return false };
@@ -3343,9 +3373,20 @@ impl<'s, 't> Walker<'s, 't> {
                     nodes.push(guard);
                 }
             }
+            // `let Some(request) = request else { return; }`: the value did
+            // not match (its `else` is the frame's alternative).
+            Syn::Assign if self.is_let_else(node) => nodes.extend(self.field(node, "value")),
             _ => {}
         }
         nodes
+    }
+
+    /// A Rust `let PATTERN = VALUE else { ... };`: a guard whose `else`
+    /// runs when the value does not match the pattern.
+    fn is_let_else(&self, node: Node<'t>) -> bool {
+        self.family == Family::Rust
+            && self.kind_name(node) == "let_declaration"
+            && self.field(node, "alternative").is_some()
     }
 
     /// A statement that leaves a loop: `break` leaves the innermost loop;

@@ -23,6 +23,7 @@ pub struct Session {
 const DETECTION_KEY_BYTES: usize = 512;
 
 struct Last {
+    /// The text the parser read ([`engine::parsed_text`] of the source).
     source: String,
     language: Language,
     tree: tree_sitter::Tree,
@@ -50,13 +51,15 @@ impl Session {
             Some(last) if last.language == language => Some(last),
             _ => None,
         };
+        // (The tree is of the text the parser read: edits are measured on it.)
+        let parsed = engine::parsed_text(source, language);
         if let Some(last) = old.as_mut() {
-            last.tree.edit(&edit_between(&last.source, source));
+            last.tree.edit(&edit_between(&last.source, &parsed));
         }
-        match engine::parse(&mut self.parser, source, language, old.as_ref().map(|last| &last.tree)) {
+        match engine::parse(&mut self.parser, &parsed, language, old.as_ref().map(|last| &last.tree)) {
             Ok(tree) => {
                 let report = engine::audit_tree(&tree, source, path, language);
-                self.last = Some(Last { source: source.to_string(), language, tree });
+                self.last = Some(Last { source: parsed.into_owned(), language, tree });
                 report
             }
             Err(unparsed) => unparsed.report(path, language),
@@ -168,6 +171,12 @@ mod tests {
                 "loop {\n}\n",
                 "fn f() {\n    loop {\n        if converged() { break; }\n    }\n}\n",
                 "fn f() {\n    loop {}\n}\n",
+                // A stream macro's body is read as the async block it runs
+                // as; typing its name into being and out of it again.
+                "fn f() -> impl Stream {\n    stream! {\n        loop { if done() { break; } yield 1; }\n    }\n}\n",
+                "fn f() -> impl Stream {\n    strea! {\n        loop { if done() { break; } yield 1; }\n    }\n}\n",
+                "fn f() -> impl Stream {\n    try_stream! {\n        loop { if done() { break; } yield 1; }\n    }\n}\n",
+                "fn f() -> impl Stream {\n    try_stream! {\n        loop { if done() { break; } yield 2; }\n    }\n}\n",
             ],
         );
     }

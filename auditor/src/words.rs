@@ -73,7 +73,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
         | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"
-        | "terminal" | "sufficient" | "enough" => "done",
+        | "terminal" | "sufficient" | "enough" | "winner" | "won" => "done",
         "pass" | "passed" | "passes" | "passing" | "green" | "correct" | "valid" | "asserted" => "pass",
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"
@@ -107,7 +107,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         "interrupt" | "interrupted" | "interrupts" => "interrupt",
         "detect" | "detects" | "detector" | "detected" | "detection" => "detect",
         "cancel" | "cancelled" | "canceled" | "cancellation" | "abort" | "aborted" | "shutdown"
-        | "sigterm" | "sighup" | "sigusr1" | "sigquit" | "kill" | "halt" => "cancel",
+        | "sigterm" | "sighup" | "sigusr1" | "sigquit" | "kill" | "killed" | "halt" => "cancel",
         "test" | "tests" | "pytest" | "jest" | "vitest" | "mocha" | "lint" | "verify" | "verified"
         | "validate" | "validation" | "ci" => "test",
         "len" | "length" | "size" | "count" => "len",

@@ -2134,3 +2134,126 @@ fn tests_that_pass_a_drained_inbox_and_a_round_that_reports_the_goal() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_rust_loop_inside_a_stream_macro_is_read() {
+    // `async_stream::stream! { ... }`: the grammar keeps the body as tokens;
+    // the loop inside is the agent's, its exits found like any other.
+    check(
+        Rust,
+        "impl Runner {\n    fn run<'a>(&'a self, messages: Vec<Message>) -> impl Stream<Item = Event> + 'a {\n        let max_turns = self.config.max_turns.unwrap_or(10);\n        Box::pin(async_stream::stream! {\n            let mut turns = 0;\n            loop {\n                if turns >= max_turns {\n                    break;\n                }\n                turns += 1;\n                let response = self.adapter.chat(&messages).await;\n                if response.tool_calls.is_empty() {\n                    yield Event::Done(response.text);\n                    return;\n                }\n                for call in response.tool_calls {\n                    yield Event::Tool(self.run_tool(call).await);\n                }\n            }\n        })\n    }\n}\n",
+        &[E1, E2],
+    );
+    // `try_stream!` too, with a cancellation token handed in.
+    check(
+        Rust,
+        "fn turns(agent: Agent, cancel: CancellationToken) -> impl Stream<Item = Result<Chunk>> {\n    try_stream! {\n        loop {\n            if cancel.is_cancelled() {\n                return;\n            }\n            let reply = agent.step().await?;\n            if reply.done {\n                break;\n            }\n            yield reply.chunk;\n        }\n    }\n}\n",
+        &[E1, E8],
+    );
+}
+
+#[test]
+fn a_context_whatever_its_name_a_kill_callback_and_a_ctrl_c_that_shuts_down() {
+    // `<-rctx.io.Done()` in a select: the caller's context, not the work.
+    check(
+        Go,
+        "func (a *Agent) Run(ctx context.Context) (string, error) {\n\trctx := runContexts{io: ctx}\n\tfor i := 0; i < a.maxIterations; i++ {\n\t\tselect {\n\t\tcase <-rctx.io.Done():\n\t\t\treturn \"\", rctx.io.Err()\n\t\tdefault:\n\t\t}\n\t\tresp, err := a.provider.Complete(rctx.io, a.msgs)\n\t\tif err != nil {\n\t\t\treturn \"\", err\n\t\t}\n\t\tif len(resp.ToolCalls) == 0 {\n\t\t\treturn resp.Text, nil\n\t\t}\n\t}\n\treturn \"\", nil\n}\n",
+        &[E1, E2, E8],
+    );
+    // A callable that says the task was killed.
+    check(
+        Python,
+        "def agentic_loop(client, messages, is_killed):\n    for iteration in range(MAX_ITERATIONS):\n        if is_killed():\n            return 'killed'\n        reply = client.chat(messages)\n        if not reply.tool_calls:\n            return reply.content\n        messages += run_tools(reply.tool_calls)\n",
+        &[E1, E2, E8],
+    );
+    // Ctrl-C whose handler shuts down: the person's (E6), not an outside
+    // event, whatever the handler calls.
+    check(
+        JavaScript,
+        "process.on('SIGINT', async () => {\n  await shutdown();\n  process.exit(0);\n});\nwhile (true) {\n  const text = await rl.question('you> ');\n  if (text === 'exit') break;\n  await agent.respond(text);\n}\n",
+        &[E6],
+    );
+    // A pause signal handed in from outside.
+    check(
+        JavaScript,
+        "async function runTurnLoop(agent, pauseSignal) {\n  while (true) {\n    if (pauseSignal.isPaused()) {\n      pauseSignal.reset();\n      break;\n    }\n    const reply = await agent.call();\n    if (reply.toolCalls.length === 0) break;\n    await agent.runTools(reply.toolCalls);\n  }\n}\n",
+        &[E1, E8],
+    );
+}
+
+#[test]
+fn a_turn_that_came_back_whole_a_grader_that_passed_and_a_compaction_cap() {
+    // The turn is not truncated: it finished on its own; compactions
+    // exhausted while the context is over its limit end it on the window.
+    check(
+        Rust,
+        "async fn run(&self, mut session: Session, query: &str) -> Result<Outcome> {\n    let mut turns = 0;\n    let mut compactions_performed = 0;\n    loop {\n        let response = self.agent.turn(&mut session, query).await?;\n        turns += 1;\n        if !response.truncated {\n            break;\n        }\n        if turns >= self.config.max_turns {\n            break;\n        }\n        if self.estimate_tokens(&session) >= self.config.threshold_tokens() {\n            if compactions_performed >= self.config.max_compactions {\n                break;\n            }\n            self.compact(&mut session).await?;\n            compactions_performed += 1;\n        }\n    }\n    Ok(Outcome::new(turns))\n}\n",
+        &[E1, E2, E3],
+    );
+    // A grader's verdict that is not FAIL returns the work.
+    check(
+        Python,
+        "def dispatch_with_retry(task, dispatch_fn, grade_fn, max_attempts=2):\n    for n in range(1, max_attempts + 1):\n        transcript = dispatch_fn(task)\n        report = grade_fn(transcript)\n        if report.verdict != 'FAIL':\n            return report\n        task = tighten(task, report)\n    return report\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn a_reply_that_is_not_of_the_tool_kind_falls_through_to_the_answer() {
+    check(
+        Python,
+        "def ask(self, user_message):\n    tool_steps = 0\n    while tool_steps < self.max_steps:\n        raw = self.model_client.complete(self.prompt(user_message))\n        kind, payload = self.parse(raw)\n        if kind == 'tool':\n            tool_steps += 1\n            self.run_tool(payload)\n            continue\n        if kind == 'retry':\n            continue\n        final = (payload or raw).strip()\n        return final\n    return 'stopped'\n",
+        &[E1, E2],
+    );
+    // Leaving when the reply IS of the tool kind says nothing of the work.
+    check_absent(
+        Python,
+        "def ask(self):\n    for _ in range(8):\n        kind, payload = self.parse(self.model.complete())\n        if kind == 'tool':\n            return payload\n",
+        E1,
+    );
+}
+
+#[test]
+fn a_bound_whose_names_are_bare_but_whose_values_are_tokens_is_a_budget() {
+    check(
+        Rust,
+        "async fn turn(&self, session: &mut Session) -> Result<Response> {\n    let mut iterations = 0;\n    let (mut total_input_tokens, mut total_output_tokens) = (0, 0);\n    loop {\n        iterations += 1;\n        if iterations > self.config.max_iterations {\n            return Ok(Response::truncated());\n        }\n        let response = self.backend.complete(session).await?;\n        total_input_tokens += response.usage.input_tokens;\n        total_output_tokens += response.usage.output_tokens;\n        if let Some(max) = self.config.max_total_tokens {\n            let total = total_input_tokens + total_output_tokens;\n            if total > max {\n                return Ok(Response::truncated());\n            }\n        }\n        if !response.has_tool_use() {\n            return Ok(Response::done(response.text()));\n        }\n    }\n}\n",
+        &[E1, E2, E3],
+    );
+}
+
+#[test]
+fn go_methods_that_call_each_other_through_their_receiver_recurse() {
+    // `a.streamResponse` calls `a.handleToolCalls`, which calls
+    // `a.streamResponse` again: a loop until a reply has no tool calls.
+    check(
+        Go,
+        "package agent\n\nfunc (a *AgentLoop) streamResponse(ctx context.Context) error {\n\treply, err := a.provider.Chat(ctx, a.history)\n\tif err != nil {\n\t\treturn err\n\t}\n\tif len(reply.ToolCalls) > 0 {\n\t\treturn a.handleToolCalls(ctx, reply.ToolCalls)\n\t}\n\treturn nil\n}\n\nfunc (a *AgentLoop) handleToolCalls(ctx context.Context, calls []ToolCall) error {\n\tfor _, tc := range calls {\n\t\ta.history = append(a.history, a.run(tc))\n\t}\n\treturn a.streamResponse(ctx)\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_rust_let_else_guards_its_way_out() {
+    // `let Some(request) = queued else { return; }`: the queue drained.
+    check(
+        Rust,
+        "impl Controller {\n    async fn child_loop(&self, child_id: &str) {\n        loop {\n            let request = {\n                let mut state = self.state.write().await;\n                state.queue.pop_front()\n            };\n            let Some(request) = request else {\n                return;\n            };\n            self.run_child_once(child_id, request).await;\n        }\n    }\n}\n",
+        &[E1],
+    );
+    // A game loop until someone wins.
+    check(
+        TypeScript,
+        "async function play(board: Board, players: Player[]) {\n  let turn = 0;\n  while (!board.checkWinner() && !board.isFull()) {\n    const move = await players[turn % 2].model.nextMove(board);\n    board.makeMove(move);\n    turn++;\n  }\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn the_tools_saying_the_run_must_stop_is_the_work_done() {
+    check(
+        TypeScript,
+        "export function freeRunner(toolChain: ToolChain, complete: Completer) {\n  return async function* runner(): AsyncGenerator<Message> {\n    const message = await complete();\n    yield message;\n    for await (const toolMessage of toolChain.run(message)) {\n      yield toolMessage;\n    }\n    if (!toolChain.mustStop()) {\n      yield* runner();\n    }\n  };\n}\n",
+        &[E1],
+    );
+}

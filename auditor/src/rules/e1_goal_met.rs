@@ -76,6 +76,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // This pass's reply is not of the tool kind (`if kind == "tool": ...
+    // continue` before a `return final` the other kinds fall through to).
+    if view.any_literal(&["tool"])
+        && clause.equality
+        && clause.negated
+        && view.this_pass
+        && view.any(&["kind", "type"])
+    {
+        return true;
+    }
     // An assistant run that no longer requires action
     // (`run.status != "requires_action"`).
     if view.any_literal(&["requires", "required"]) && view.any_literal(&["action"]) && clause.equality {
@@ -110,6 +120,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && view.has("str")
         && !clause.negated
         && view.any(&["response", "reply", "result", "answer", "output", "completion"])
+    {
+        return true;
+    }
+    // This pass's turn came back whole, not cut short (`if
+    // !response.truncated { break }`): it finished on its own.
+    if view.has("truncated") && clause.negated && view.this_pass && !clause.ordering && !clause.equality {
+        return true;
+    }
+    // A grader's verdict that is not a failure (`if report.verdict !=
+    // "FAIL": return report`): the work passed.
+    if clause.differs
+        && view.any_literal(&["error"])
+        && view.any(&["verdict", "grade", "graded", "outcome"])
+        && view.role == Role::Guard
     {
         return true;
     }
@@ -392,6 +416,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A stop condition given to the loop (`if self.stopping_condition(response)`).
     if view.has("stop") && view.any(&["condition", "when", "func"]) {
+        return true;
+    }
+    // The tools say the run must stop (`while (!toolChain.mustStop())`): a
+    // completion tool's stop, which the outside event's rule leaves here.
+    if view.has("stop") && view.has("tool") && !clause.ordering && !view.has("error") {
         return true;
     }
     // No more work needed (`!plan.more_actions_needed`).

@@ -67,6 +67,19 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // Compactions counted against a cap (`if compactions_performed >=
+    // self.config.max_compactions: break`): once the history may be
+    // shortened no more, the context window is what ends the loop.
+    // (Tries after an overflow error, `compactionRetries <
+    // MAX_COMPACTION_RETRIES`, count failures: the error threshold's.)
+    if clause.ordering
+        && view.any(&["compactions", "compaction"])
+        && view.any(&["max", "limit"])
+        && !view.any(&["attempt", "retry"])
+        && !view.failure_counter
+    {
+        return true;
+    }
     // Tokens measured to decide when to compact the history: the loop
     // shortens its context and goes on (`if tokens_used < threshold:
     // return False` in `_check_and_compact`).

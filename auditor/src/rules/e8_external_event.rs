@@ -68,6 +68,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             || (view.has("stop") && !iteration_ended)
             || (view.has("exit") && !own_exit);
     }
+    // `case <-rctx.io.Done():`, a select's arm (read as a case arm, an
+    // equality): Go's context's channel, whatever the context is called.
+    // (`if task.Done()` asks a value of the loop's own, read by its words.)
+    // (A call, not a pattern: `Decision::Done(outcome) =>` is a value.)
+    let done_channel = view.clause.idents.iter().any(|ident| ident == "Done") && view.any_callee(&["done"]);
+    if done_channel && view.clause.equality && !view.made_with_timeout && !view.clause.ordering {
+        return true;
+    }
     // (`context.consecutiveFailures >= context.options.maxFailures` counts
     // failures kept on an object called a context: a threshold, not a
     // cancellation.)
@@ -135,7 +143,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`should_exit(session_id)`, asked of something the loop did not
     // decide this pass, is such a request too.)
     let asked_to_exit = view.has("should") && view.has("exit");
-    if (view.has("stop") || asked_to_exit)
+    // (So is a pause asked from outside, `if (pauseSignal.isPaused()) break`.)
+    if (view.has("stop") || asked_to_exit || view.has("paused"))
         && !view.any(&["condition", "func", "budget", "cost"])
         && !error_check
         && !finished
@@ -233,6 +242,14 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
         return !call.in_loop;
     }
     if !is_signal_registration(call) || facts.trap_handler_stays(call) {
+        return false;
+    }
+    // `process.on('SIGINT', async () => { await shutdown(); ... })`: the
+    // person's Ctrl-C (E6), whatever its handler's body says.
+    // (One event per listener: the literals are its name and its body's.)
+    let literal = |word: &str| call.arg_literals.iter().any(|w| w == word);
+    let other_signal = ["sigterm", "sighup", "sigusr1", "sigquit", "cancel"].iter().any(|w| literal(w));
+    if call.callee.starts_with("process.") && literal("sigint") && !other_signal {
         return false;
     }
     let mentions = |word: &str| call.arg_words.iter().chain(&call.arg_literals).any(|w| w == word);

@@ -609,6 +609,23 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(ExitId::E8);
         }
     }
+    // A bound read as a turn cap by its bare names, whose values are spend
+    // (`if let Some(max) = self.config.max_total_tokens` ... `let total =
+    // input_tokens + output_tokens` ... `if total > max`): the budget's.
+    // (Asked of the names' values first: an expanded view costs more.)
+    let spend_behind = || {
+        clause.idents.iter().any(|ident| {
+            provenance.facts.aliases.get(ident).is_some_and(|definitions| {
+                definitions.iter().any(|d| d.words.iter().any(|w| w == "token" || w == "cost"))
+            })
+        })
+    };
+    if by_name == Some(ExitId::E2) && clause.ordering && spend_behind() {
+        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+        if expanded.any(&["token", "cost"]) && e3_budget_cap::clause_matches(&expanded) {
+            return Some(ExitId::E3);
+        }
+    }
     if let Some(id) = by_name {
         return Some(id);
     }
