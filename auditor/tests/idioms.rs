@@ -2257,3 +2257,43 @@ fn the_tools_saying_the_run_must_stop_is_the_work_done() {
         &[E1],
     );
 }
+
+#[test]
+fn a_check_passed_a_text_reply_no_replan_no_hand_off_and_no_more_needed() {
+    // The output passed a check that returned no error.
+    check(
+        Go,
+        "package fix\n\nfunc (t *Fixer) Fix(prompt string) (string, error) {\n\tfor i := 0; i < t.maxRetries; i++ {\n\t\tresp, err := t.engine.Chat(prompt)\n\t\tif err != nil {\n\t\t\treturn \"\", err\n\t\t}\n\t\tout := extract(resp.Text)\n\t\tif err := t.validateJSON(out); err != nil {\n\t\t\tcontinue\n\t\t}\n\t\treturn out, nil\n\t}\n\treturn \"\", errFailed\n}\n",
+        &[E1, E2],
+    );
+    // The reply is of the text kind: the answer.
+    check(
+        Python,
+        "def run(client, messages):\n    for _ in range(10):\n        response = client.parse(messages)\n        if response.type == 'text':\n            print(response.text)\n            break\n        messages.append(call_tool(response))\n",
+        &[E1, E2],
+    );
+    // The joiner did not ask to plan again.
+    check(
+        Python,
+        "def run(self, question):\n    for _ in range(self.max_replans):\n        plan = self.planner.plan(question)\n        answer, is_replan = self.join(self.execute(plan))\n        if not is_replan:\n            break\n    return answer\n",
+        &[E1, E2],
+    );
+    // Not a hand-off to another agent: the final response.
+    check(
+        Python,
+        "async def execute(self, agent, request):\n    while True:\n        response = await agent.run(request)\n        if not isinstance(response, AgentTransfer):\n            return response\n        agent = self.agents[response.target]\n",
+        &[E1],
+    );
+    // The loop runs while more information is required.
+    check(
+        Python,
+        "def research(self, question):\n    assessment = self.assess(question, [])\n    notes = []\n    while assessment.more_info_required:\n        notes.append(self.search(assessment.query))\n        assessment = self.assess(question, notes)\n    return notes\n",
+        &[E1],
+    );
+    // A check that failed leaves with its error: not the work done.
+    check_absent(
+        Go,
+        "package fix\n\nfunc (t *Fixer) Fix(prompt string) (string, error) {\n\tfor {\n\t\tout := t.engine.Chat(prompt)\n\t\tif err := t.validateJSON(out); err != nil {\n\t\t\treturn \"\", err\n\t\t}\n\t\tt.apply(out)\n\t}\n}\n",
+        E1,
+    );
+}

@@ -76,6 +76,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // This pass's reply is of the text kind (`if response.type == "text":
+    // break`): an answer, not a call.
+    if view.any_literal(&["text"])
+        && clause.equality
+        && !clause.negated
+        && !clause.differs
+        && view.this_pass
+        && view.any(&["kind", "type"])
+        && view.role == Role::Guard
+    {
+        return true;
+    }
     // This pass's reply is not of the tool kind (`if kind == "tool": ...
     // continue` before a `return final` the other kinds fall through to).
     if view.any_literal(&["tool"])
@@ -255,6 +267,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // A check that returned no error (`if err := t.validateJSON(out); err
+    // != nil { continue }` ... `return out`): the output passed it.
+    if view.has("test")
+        && view.has("error")
+        && clause.none_literal
+        && clause.differs == clause.negated
+        && !clause.ordering
+        && view.role == Role::Guard
+    {
+        return true;
+    }
     // `until make check; do ...`: the loop ends when its command succeeds.
     if clause.command && (clause.until || view.has("check")) {
         return true;
@@ -423,8 +446,21 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("stop") && view.has("tool") && !clause.ordering && !view.has("error") {
         return true;
     }
-    // No more work needed (`!plan.more_actions_needed`).
-    if view.has("more") && view.any(&["needed", "required", "remaining"]) && clause.negated {
+    // No more work needed (`!plan.more_actions_needed`, or the loop runs
+    // `while assessment.more_info_required`).
+    if view.has("more")
+        && view.any(&["needed", "required", "remaining"])
+        && clause.negated != (view.role == Role::LoopCondition)
+    {
+        return true;
+    }
+    // The planner did not ask to plan again (`if not is_replan: break`).
+    if view.has("replan") && clause.negated && view.role == Role::Guard {
+        return true;
+    }
+    // The reply is not a hand-off to another agent (`if not
+    // isinstance(response, AgentTransfer): return response`).
+    if view.any_callee(&["isinstance"]) && clause.negated && view.any(&["transfer", "handoff"]) {
         return true;
     }
     // This pass did not ask to go on (`if not step.heartbeat_request`,
