@@ -2297,3 +2297,23 @@ fn a_check_passed_a_text_reply_no_replan_no_hand_off_and_no_more_needed() {
         E1,
     );
 }
+
+#[test]
+fn a_choice_to_cancel_at_a_review_step_is_the_persons() {
+    check(
+        Python,
+        "def plan_loop(agent, on_plan):\n    for _ in range(5):\n        plan = agent.make_plan()\n        action = on_plan(plan)\n        if action == 'cancel':\n            return None\n        agent.revise(plan, action)\n",
+        &[E2, E6],
+    );
+    check_absent(
+        Python,
+        "def plan_loop(agent, on_plan):\n    while True:\n        plan = agent.make_plan()\n        action = on_plan(plan)\n        if action == 'cancel':\n            return None\n",
+        E8,
+    );
+    // An error named for an abort is no one's choice.
+    check(
+        JavaScript,
+        "async function run(agent, signal) {\n  while (true) {\n    try {\n      const reply = await agent.step({ signal });\n      if (reply.toolCalls.length === 0) return reply.text;\n    } catch (error) {\n      if (error.name === 'AbortError') return null;\n      throw error;\n    }\n  }\n}\n",
+        &[E1, E8],
+    );
+}

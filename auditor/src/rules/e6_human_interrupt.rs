@@ -74,11 +74,22 @@ pub(crate) fn cancelled_by_person(view: &ClauseView<'_>) -> bool {
 /// 'cancel'`).
 pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
     (view.has("human") && view.any(&["cancel", "stop", "interrupt"]))
+        || chose_to_cancel(view)
         || view.has("ctrlc")
         || cancelled_by_person(view)
         || ctrl_c_at_the_prompt(view)
         || (view.from_input && view.any_literal(&["cancel", "abort"]))
         || turned_down(view)
+}
+
+/// The choice made at a review step is to cancel (`if action ==
+/// "cancel": return`, `choice === 'cancel'`): a menu's answer, a person's.
+/// (An error's name compared with one, `e.name === "AbortError"`, is not.)
+fn chose_to_cancel(view: &ClauseView<'_>) -> bool {
+    view.clause.equality
+        && view.any_literal(&["cancel"])
+        && !view.any_literal(&["error"])
+        && view.any(&["action", "choice", "answer", "decision", "selection", "selected", "option"])
 }
 
 /// A call a person turned down at its approval step (`if tool_rejected:
@@ -104,7 +115,7 @@ fn turned_down(view: &ClauseView<'_>) -> bool {
 }
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
-    if cancelled_by_person(view) {
+    if cancelled_by_person(view) || (chose_to_cancel(view) && view.role != Role::Handler) {
         return true;
     }
     if view.role == Role::Handler {
