@@ -9,7 +9,7 @@
 //    does not write its prefetch map from the command line, so it is read
 //    back from the loader it wrote (each `__wasm_split_load_<route>` export,
 //    its own module and the chunks it waits for) into
-//    `__wasm_split_manifest.json`, `{"<route>": ["split_...", "chunk_17", ...]}`.
+//    `__wasm_split_manifest.json`, `{"<route>": ["chunk_17", ..., "split_..."]}`.
 // 3. A module that fails to load first asks the page what to do
 //    (`window.__fixedpointModuleFailed`, see app/src/components/stale_build.rs):
 //    a page of an earlier build loads the page it was going to afresh
@@ -57,12 +57,9 @@ for (const match of loader.matchAll(
     .map((name) => name.trim())
     .filter(Boolean)
     .map((name) => chunks.get(name) ?? fail(`${route} waits for ${name}, which the loader does not define`));
-  // A route with no code of its own has no module to fetch. Its own module
-  // (the biggest, by far) comes first: the browser fetches preloads in the
-  // order of the page's links, six at a time over HTTP/1.1, and the route's
-  // dozens of small chunks would otherwise hold it back.
+  // A route with no code of its own has no module to fetch.
   const own = fileOf(fetcher);
-  if (own) modules.unshift(own);
+  if (own) modules.push(own);
   manifest[route] = modules;
 }
 if (Object.keys(manifest).length === 0) fail("no route loaders found in the loader");
