@@ -40,6 +40,41 @@ use crate::facts::{AssignFact, CallFact, Facts, KwargFact, Role};
 const STOP_NAMES: &[&str] = &["stop", "cancel", "pause", "kill", "halt", "abort"];
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
+    // Every way to an outside event below asks for one of these words (or
+    // a literal `cancel`): most clauses have none, and a pass over their
+    // few words costs less than the many questions that follow.
+    let may_match = view.words.iter().any(|word| {
+        matches!(
+            *word,
+            "yield"
+                | "cancel"
+                | "stop"
+                | "exit"
+                | "done"
+                | "ctx"
+                | "context"
+                | "interrupt"
+                | "continue"
+                | "proceed"
+                | "hook"
+                | "hooks"
+                | "middleware"
+                | "plugin"
+                | "plugins"
+                | "paused"
+                | "running"
+                | "alive"
+                | "active"
+                | "exists"
+                | "isfile"
+                | "stat"
+                | "access"
+                | "sync"
+        )
+    }) || view.literals.contains("cancel");
+    if !may_match {
+        return false;
+    }
     // A loop detector that asks to abort (`loop_detector.should_abort()`)
     // saw no progress: E5, not a stop from outside.
     if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"]))
