@@ -52,6 +52,31 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    // Every way out below but the comparison with a previous value asks
+    // for one of these words: most clauses have none, and a pass over
+    // their few words costs less than the set lookups that follow.
+    let may_match = clause.repeats_recent
+        || view.words.iter().any(|word| {
+            matches!(
+                *word,
+                "stale"
+                    | "hash"
+                    | "stall"
+                    | "stuck"
+                    | "unproductive"
+                    | "seen"
+                    | "change"
+                    | "same"
+                    | "identical"
+                    | "duplicate"
+                    | "detect"
+                    | "cycle"
+                    | "cycles"
+            )
+        });
+    if !may_match {
+        return compares_with_previous(view);
+    }
     if stale_passes(view) {
         return true;
     }
@@ -134,22 +159,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.any(&["cycle", "cycles"]) && view.any(&["found", "detect"]) && leaves_on_detection {
         return true;
     }
-    // The state compared with its previous value.
-    if let Some(sides) = &clause.sides {
-        let [(left, _), (right, _)] = sides;
-        let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
-        // (`last.role != RoleTool` compares a kind, not two states.)
-        let kind = view.any(&["role", "type", "kind"]);
-        if clause.equality
-            && !kind
-            && !left.is_empty()
-            && !right.is_empty()
-            && (has_prev(left) ^ has_prev(right))
-        {
-            return true;
-        }
-    }
-    false
+    compares_with_previous(view)
+}
+
+/// The state compared with its previous value (`state == prev_state`).
+fn compares_with_previous(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    let Some([(left, _), (right, _)]) = &clause.sides else { return false };
+    let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
+    // (`last.role != RoleTool` compares a kind, not two states.)
+    clause.equality
+        && !left.is_empty()
+        && !right.is_empty()
+        && (has_prev(left) ^ has_prev(right))
+        && !view.any(&["role", "type", "kind"])
 }
 
 /// A framework's own stall limit (`max_stall_count=3`, Magentic's rounds
