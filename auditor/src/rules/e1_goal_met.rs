@@ -77,26 +77,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // This pass's reply is of the text kind (`if response.type == "text":
-    // break`): an answer, not a call.
-    if view.any_literal(&["text"])
-        && clause.equality
-        && !clause.negated
-        && !clause.differs
-        && view.this_pass
-        && view.any(&["kind", "type"])
-        && view.role == Role::Guard
-    {
-        return true;
-    }
-    // This pass's reply is not of the tool kind (`if kind == "tool": ...
-    // continue` before a `return final` the other kinds fall through to).
-    if view.any_literal(&["tool"])
-        && clause.equality
-        && clause.negated
-        && view.this_pass
-        && view.any(&["kind", "type"])
-    {
-        return true;
+    // break`), or not of the tool kind (`if kind == "tool": ... continue`
+    // before a `return final` the other kinds fall through to): an
+    // answer, not a call.
+    if clause.equality && view.this_pass && view.any(&["kind", "type"]) {
+        let is_text =
+            view.any_literal(&["text"]) && !clause.negated && !clause.differs && view.role == Role::Guard;
+        let not_a_tool = view.any_literal(&["tool"]) && clause.negated;
+        if is_text || not_a_tool {
+            return true;
+        }
     }
     // An assistant run that no longer requires action
     // (`run.status != "requires_action"`).
