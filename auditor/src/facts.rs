@@ -1553,6 +1553,7 @@ impl<'s, 't> Walker<'s, 't> {
             }
             (Family::Js, "for_statement") => match self.field(node, "condition") {
                 Some(c) if self.kind_name(c) != ";" && self.kind_name(c) != "empty_statement" => {
+                    collection_walk = self.walks_by_index(c);
                     condition.push(c)
                 }
                 _ => infinite = true,
@@ -1575,7 +1576,10 @@ impl<'s, 't> Walker<'s, 't> {
                         "for_clause" => {
                             found = true;
                             match self.field(child, "condition") {
-                                Some(c) => condition.push(c),
+                                Some(c) => {
+                                    collection_walk = self.walks_by_index(c);
+                                    condition.push(c)
+                                }
                                 None => infinite = true,
                             }
                         }
@@ -1727,6 +1731,26 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether the walk is inside a loop of the current function that is not
     /// a walk over a collection: the loop of an agent, around the new one.
+    /// Whether a counted loop's condition holds its index against the
+    /// length of a collection (`i < len(g.Files)`, `i < items.length`),
+    /// not against a maximum of turns: a walk over a work list, whose
+    /// passes each run the agent loop nested in it.
+    fn walks_by_index(&self, condition: Node<'t>) -> bool {
+        let text = self.text(condition);
+        if text.len() > 120 || !text.contains('<') {
+            return false;
+        }
+        let words = canonical_words(text);
+        let counts_items = words.iter().any(|w| matches!(w.as_str(), "len" | "length"));
+        let counts_turns = words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "max" | "limit" | "iter" | "turn" | "step" | "round" | "attempt" | "retry" | "try"
+            )
+        });
+        counts_items && !counts_turns
+    }
+
     fn inside_driving_loop(&self) -> bool {
         // The new loop's own frame is not pushed yet.
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
@@ -3633,6 +3657,11 @@ impl<'s, 't> Walker<'s, 't> {
                 if conditions.len() >= 3 {
                     break;
                 }
+                // (A Rust `if` is an expression statement of its block.)
+                let statement = match statement.named_child(0) {
+                    Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
+                    _ => statement,
+                };
                 if self.syn_of(statement) == Syn::If
                     && self.field(statement, "alternative").is_none()
                     && !self

@@ -2317,3 +2317,30 @@ fn a_choice_to_cancel_at_a_review_step_is_the_persons() {
         &[E1, E8],
     );
 }
+
+#[test]
+fn a_rust_pass_that_goes_on_while_tools_are_called_ends_with_the_reply() {
+    // `if let ... && !calls.is_empty() { ...; continue; }` then `return`:
+    // the return runs once the model asked for nothing.
+    check(
+        Rust,
+        "async fn run(client: &Client, mut messages: Vec<Message>) -> Result<String> {\n    loop {\n        let result = client.chat(messages.clone()).await?;\n        if let Some(ref tool_calls) = result.tool_calls\n            && !tool_calls.is_empty()\n        {\n            for tc in tool_calls {\n                messages.push(run_tool(tc).await);\n            }\n            continue;\n        }\n        return Ok(result.content);\n    }\n}\n",
+        &[E1],
+    );
+    check(
+        Rust,
+        "async fn run(client: &Client, mut messages: Vec<Message>) -> Result<String> {\n    loop {\n        let result = client.chat(messages.clone()).await?;\n        if !result.tool_calls.is_empty() {\n            for tc in result.tool_calls {\n                messages.push(run_tool(tc).await);\n            }\n            continue;\n        }\n        return Ok(result.content);\n    }\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn an_agent_loop_inside_a_walk_over_a_work_list_keeps_its_own_condition() {
+    // The outer loop walks the files by index; the agent loop in it runs
+    // while the coverage is below the desired one and the passes last.
+    check(
+        Go,
+        "package gen\n\nfunc (g *Gen) Start() error {\n\tfor i := 0; i < len(g.Files); i++ {\n\t\titerations := 1\n\t\tfor g.cov.Current < g.cov.Desired && iterations <= g.maxIterations {\n\t\t\ttests := g.ai.GenerateTests(g.Files[i])\n\t\t\tg.run(tests)\n\t\t\titerations++\n\t\t}\n\t}\n\treturn nil\n}\n",
+        &[E1, E2],
+    );
+}

@@ -41,8 +41,18 @@ const MARKER_LITERALS: &[&str] = &[
     "done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle",
     "ok", "thank", "answer",
 ];
-const SCORE_WORDS: &[&str] =
-    &["score", "accuracy", "reward", "confidence", "quality", "coverage", "target", "rating", "grade"];
+const SCORE_WORDS: &[&str] = &[
+    "score",
+    "accuracy",
+    "reward",
+    "confidence",
+    "quality",
+    "coverage",
+    "target",
+    "desired",
+    "rating",
+    "grade",
+];
 /// Words of a constant that holds a completion marker (`EXIT_PHRASE`,
 /// `DONE_MARKER`, `COMPLETION_SIGNAL`).
 const MARKER_NAMES: &[&str] = &["phrase", "marker", "sentinel", "signal", "keyword", "token"];
