@@ -4509,8 +4509,25 @@ fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
             || (callee.ends_with("Error") && cancels(&callee.to_ascii_lowercase())))
             && call.arg_literals.iter().any(|w| w == "user" || w == "human")
     };
+    // A text compared in code that says the user cancelled (`result ==
+    // "Operation cancelled by user."`): code, unlike a message it returns.
+    // (Not an error's message: `error.message === '... aborted by user'` is
+    // how a library words its own abort.)
+    let compares_a_persons_cancel = |clause: &Clause| {
+        clause.equality
+            && clause.literals.iter().any(|w| w == "user" || w == "human")
+            && clause.literals.iter().any(|w| cancels(w))
+            && !clause.words.iter().any(|w| w == "error" || w == "err" || w == "exception")
+    };
     facts.calls.iter().any(|call| names_it(&call.callee_last) || reason_a_person(call))
-        || facts.clauses.iter().any(|clause| clause.idents.iter().any(|ident| names_it(ident)))
+        || facts.clauses.iter().any(|clause| {
+            clause.idents.iter().any(|ident| names_it(ident)) || compares_a_persons_cancel(clause)
+        })
+        // A name handed on that says the user cancelled
+        // (`complete(.., CompletionReason::UserCancelled)`).
+        // (Not an error type: `APIUserAbortError` is the client library's
+        // abort, whoever asked for it.)
+        || facts.passed.iter().any(|name| names_it(name) && !name.to_ascii_lowercase().contains("error"))
         || facts.assigns.iter().any(|assign| names_it(&assign.target))
         || facts.handlers.iter().any(|handler| person_cancels(&handler.type_words))
         || facts.kwargs.iter().any(|kwarg| {

@@ -2344,3 +2344,30 @@ fn an_agent_loop_inside_a_walk_over_a_work_list_keeps_its_own_condition() {
         &[E1, E2],
     );
 }
+
+#[test]
+fn a_cancellation_the_code_ties_to_the_user_is_the_persons() {
+    // A tool's result compared with the text its cancel gives.
+    check(
+        Python,
+        "def run(self, task):\n    for step in range(self.max_steps):\n        reply = self.llm.chat(self.messages)\n        result = self.run_tool(reply.tool_call)\n        if str(result).strip() == \"Operation cancelled by user.\":\n            return \"Operation cancelled by user.\"\n        self.messages.append(result)\n",
+        &[E2, E6],
+    );
+    check_absent(
+        Python,
+        "def run(self, task):\n    for step in range(self.max_steps):\n        reply = self.llm.chat(self.messages)\n        result = self.run_tool(reply.tool_call)\n        if str(result).strip() == \"Operation cancelled by user.\":\n            return \"Operation cancelled by user.\"\n        self.messages.append(result)\n",
+        E8,
+    );
+    // The reason handed on when the session is cancelled names the user.
+    check(
+        Rust,
+        "impl Runner {\n    async fn run(&self, mut session: Session) -> Outcome {\n        loop {\n            if session.is_cancelled() {\n                return self.complete(&mut session, CompletionReason::UserCancelled);\n            }\n            let reply = self.model.next(&session).await;\n            session.apply(reply);\n        }\n    }\n}\n",
+        &[E6],
+    );
+    // A library's own wording of its abort, on an error, ties nothing.
+    check_absent(
+        JavaScript,
+        "async function iterate(agent) {\n  while (true) {\n    try {\n      await agent.turn();\n    } catch (error) {\n      if (error?.message === 'Claude Code process aborted by user') return;\n      throw error;\n    }\n  }\n}\n",
+        E6,
+    );
+}

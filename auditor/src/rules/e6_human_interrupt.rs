@@ -62,7 +62,8 @@ const PERSON_ACTS: &[&str] = &[
 /// compared with a limit.
 pub(crate) fn cancelled_by_person(view: &ClauseView<'_>) -> bool {
     view.cancel_by_person
-        && view.any(&["cancel", "interrupt"])
+        && (view.any(&["cancel", "interrupt"])
+            || (view.clause.equality && view.any_literal(&["cancel"]) && view.any_literal(&["human"])))
         && !view.clause.ordering
         && !view.any(&["detect", "stall", "timeout", "deadline"])
 }
