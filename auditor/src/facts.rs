@@ -3694,13 +3694,14 @@ impl<'s, 't> Walker<'s, 't> {
     /// skip spends the allowance, and `node` runs once it is spent. Marked
     /// `allowance`, not negated: the loop goes on while they hold.
     fn spent_allowances(&mut self, node: Node<'t>, floor: usize) -> Vec<usize> {
-        let mut found: Vec<(Node<'t>, Node<'t>)> = Vec::new();
+        let mut found: Vec<(Node<'t>, Node<'t>, usize)> = Vec::new();
         let mut current = node;
         let mut level = self.frames.len();
         while level > floor + 1 && self.frames.len() - level < 2 && found.is_empty() {
             let parent = self.frames[level - 1].node;
             let siblings = self.siblings_of(parent, current);
-            for &statement in siblings.before().iter().rev().take(4) {
+            let before = siblings.before();
+            for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(6) {
                 // (A Rust `if` is an expression in a statement.)
                 let statement = match statement.named_child(0) {
                     Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
@@ -3717,7 +3718,12 @@ impl<'s, 't> Walker<'s, 't> {
                     continue;
                 }
                 if let Some(condition) = self.field(statement, "condition") {
-                    found.push((statement, condition));
+                    // (Where the block of the `if` starts: a spend may also
+                    // come just before it, `retries += 1` then `if retries
+                    // <= 3: ...; continue`.)
+                    let block_start =
+                        before.first().map_or(statement.start_byte(), |first| first.start_byte());
+                    found.push((statement, condition, block_start));
                 }
                 break;
             }
@@ -3729,16 +3735,23 @@ impl<'s, 't> Walker<'s, 't> {
             level -= 1;
         }
         let mut out = Vec::new();
-        for (statement, condition) in found {
+        for (statement, condition, block_start) in found {
             let body = statement.byte_range();
             let clauses = self.clauses_of(&[condition]);
             let spends = |clause: &Clause, assigns: &[AssignFact]| {
                 clause.ordering
                     && assigns.iter().any(|a| {
                         a.step
-                            && a.range.start >= body.start
+                            && a.range.start >= block_start
                             && a.range.end <= body.end
-                            && clause.idents.iter().any(|ident| last_name(ident) == last_name(&a.target))
+                            // (The same field of the same value: `provResp.ToolCalls`
+                            // is not `result.ToolCalls`.)
+                            && clause.idents.iter().any(|ident| {
+                                ident == &a.target
+                                    || (last_name(ident) == last_name(&a.target)
+                                        && !ident.contains('.')
+                                        && !a.target.contains('.'))
+                            })
                     })
             };
             for clause in clauses {
@@ -4527,7 +4540,11 @@ fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
         // (`complete(.., CompletionReason::UserCancelled)`).
         // (Not an error type: `APIUserAbortError` is the client library's
         // abort, whoever asked for it.)
-        || facts.passed.iter().any(|name| names_it(name) && !name.to_ascii_lowercase().contains("error"))
+        // (Asked of every name the file hands on: without allocating.)
+        || facts.passed.iter().any(|name| {
+            let has = |part: &str| name.as_bytes().windows(part.len()).any(|w| w.eq_ignore_ascii_case(part.as_bytes()));
+            has("user") && (has("cancel") || has("interrupt") || has("abort")) && !has("error")
+        })
         || facts.assigns.iter().any(|assign| names_it(&assign.target))
         || facts.handlers.iter().any(|handler| person_cancels(&handler.type_words))
         || facts.kwargs.iter().any(|kwarg| {

@@ -2371,3 +2371,20 @@ fn a_cancellation_the_code_ties_to_the_user_is_the_persons() {
         E6,
     );
 }
+
+#[test]
+fn failed_tries_counted_against_a_limit_are_an_error_threshold() {
+    // A try counted only when the pass got nothing back.
+    check(
+        Python,
+        "def run(self, obs):\n    retry_count = 0\n    step_idx = 0\n    while not self.done and step_idx < self.max_steps:\n        action = self.predict(obs)\n        if action is None:\n            retry_count += 1\n            if retry_count > 3:\n                break\n            obs = 'Give a valid action.'\n        else:\n            obs = self.env.step(action)\n            step_idx += 1\n",
+        &[E1, E2, E7],
+    );
+    // Counted just before the `if` whose `continue` spends the allowance;
+    // the `break` after it runs once it is spent.
+    check(
+        JavaScript,
+        "async function run(model, messages) {\n  let errorRetryCount = 0;\n  for (let step = 0; step < 20; step++) {\n    const reply = await model.generate(messages);\n    if (reply.error) {\n      errorRetryCount++;\n      log(`attempt ${errorRetryCount}`);\n      if (errorRetryCount <= MAX_ERROR_RETRIES) {\n        await sleep(1000 * errorRetryCount);\n        continue;\n      }\n      messages.push('Error: the model failed.');\n      break;\n    }\n    messages.push(reply.text);\n  }\n}\n",
+        &[E2, E7],
+    );
+}

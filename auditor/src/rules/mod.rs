@@ -155,7 +155,20 @@ impl<'a> Provenance<'a> {
             inside.iter().any(|a| a.reset && a.range.start >= body_start && !initializes_inner_loop(a));
         let passes = !reset && steps.iter().any(|a| !a.error_branch && a.guards.is_empty());
         let in_errors = !steps.is_empty() && steps.iter().all(|a| a.error_branch);
-        let failures = in_errors || (!steps.is_empty() && reset);
+        // A count of tries moved only when the pass got nothing back (`if
+        // action is None: retry_count += 1`): the failed attempts.
+        let got_nothing = |a: &AssignFact| {
+            !a.guards.is_empty()
+                && a.guards.iter().all(|&guard| {
+                    self.facts
+                        .clauses
+                        .get(guard)
+                        .is_some_and(|c| (c.none_literal || c.empty_string) && !c.differs && !c.negated)
+                })
+        };
+        let tries = || crate::words::canonical_words(last_name(name)).iter().any(|w| w == "attempt");
+        let failed_tries = !steps.is_empty() && steps.iter().all(|a| got_nothing(a)) && tries();
+        let failures = in_errors || (!steps.is_empty() && reset) || failed_tries;
         (passes, failures, in_errors)
     }
 
