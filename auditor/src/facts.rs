@@ -1729,8 +1729,6 @@ impl<'s, 't> Walker<'s, 't> {
         id
     }
 
-    /// Whether the walk is inside a loop of the current function that is not
-    /// a walk over a collection: the loop of an agent, around the new one.
     /// Whether a counted loop's condition holds its index against the
     /// length of a collection (`i < len(g.Files)`, `i < items.length`),
     /// not against a maximum of turns: a walk over a work list, whose
@@ -1751,6 +1749,8 @@ impl<'s, 't> Walker<'s, 't> {
         counts_items && !counts_turns
     }
 
+    /// Whether the walk is inside a loop of the current function that is not
+    /// a walk over a collection: the loop of an agent, around the new one.
     fn inside_driving_loop(&self) -> bool {
         // The new loop's own frame is not pushed yet.
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
