@@ -1553,7 +1553,8 @@ impl<'s, 't> Walker<'s, 't> {
             }
             (Family::Js, "for_statement") => match self.field(node, "condition") {
                 Some(c) if self.kind_name(c) != ";" && self.kind_name(c) != "empty_statement" => {
-                    collection_walk = self.walks_by_index(c);
+                    // A walk by index over a work list (`i < len(g.Files)`).
+                    collection_walk = crate::words::counts_to_a_length(self.text(c));
                     condition.push(c)
                 }
                 _ => infinite = true,
@@ -1577,7 +1578,7 @@ impl<'s, 't> Walker<'s, 't> {
                             found = true;
                             match self.field(child, "condition") {
                                 Some(c) => {
-                                    collection_walk = self.walks_by_index(c);
+                                    collection_walk = crate::words::counts_to_a_length(self.text(c));
                                     condition.push(c)
                                 }
                                 None => infinite = true,
@@ -1727,26 +1728,6 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         id
-    }
-
-    /// Whether a counted loop's condition holds its index against the
-    /// length of a collection (`i < len(g.Files)`, `i < items.length`),
-    /// not against a maximum of turns: a walk over a work list, whose
-    /// passes each run the agent loop nested in it.
-    fn walks_by_index(&self, condition: Node<'t>) -> bool {
-        let text = self.text(condition);
-        if text.len() > 120 || !text.contains('<') {
-            return false;
-        }
-        let words = canonical_words(text);
-        let counts_items = words.iter().any(|w| matches!(w.as_str(), "len" | "length"));
-        let counts_turns = words.iter().any(|w| {
-            matches!(
-                w.as_str(),
-                "max" | "limit" | "iter" | "turn" | "step" | "round" | "attempt" | "retry" | "try"
-            )
-        });
-        counts_items && !counts_turns
     }
 
     /// Whether the walk is inside a loop of the current function that is not
@@ -3657,11 +3638,7 @@ impl<'s, 't> Walker<'s, 't> {
                 if conditions.len() >= 3 {
                     break;
                 }
-                // (A Rust `if` is an expression statement of its block.)
-                let statement = match statement.named_child(0) {
-                    Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
-                    _ => statement,
-                };
+                let statement = self.inside_expression_statement(statement);
                 if self.syn_of(statement) == Syn::If
                     && self.field(statement, "alternative").is_none()
                     && !self
@@ -3702,11 +3679,7 @@ impl<'s, 't> Walker<'s, 't> {
             let siblings = self.siblings_of(parent, current);
             let before = siblings.before();
             for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(6) {
-                // (A Rust `if` is an expression in a statement.)
-                let statement = match statement.named_child(0) {
-                    Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
-                    _ => statement,
-                };
+                let statement = self.inside_expression_statement(statement);
                 if self.syn_of(statement) != Syn::If
                     || self.field(statement, "alternative").is_some()
                     || self
@@ -3762,6 +3735,16 @@ impl<'s, 't> Walker<'s, 't> {
             }
         }
         out
+    }
+
+    /// The expression a Rust (or Go, JavaScript) expression statement holds
+    /// (a Rust `if` is an expression in a statement of its block); any other
+    /// statement itself.
+    fn inside_expression_statement(&self, statement: Node<'t>) -> Node<'t> {
+        match statement.named_child(0) {
+            Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
+            _ => statement,
+        }
     }
 
     /// Whether an `if` statement's body ends with `continue`.
@@ -4504,9 +4487,9 @@ fn python_range(text: &str) -> bool {
 fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
     let cancels =
         |word: &str| word.contains("cancel") || word.contains("interrupt") || word.contains("abort");
+    let has = crate::words::contains_ignoring_case;
     let names_it = |name: &str| {
-        let lower = name.to_ascii_lowercase();
-        lower.contains("user") && cancels(&lower)
+        has(name, "user") && (has(name, "cancel") || has(name, "interrupt") || has(name, "abort"))
     };
     let person_cancels = |words: &[String]| {
         words.iter().any(|w| w == "human") && words.iter().any(|w| w == "cancel" || w == "interrupt")
@@ -4540,11 +4523,7 @@ fn ties_cancelling_to_a_person(facts: &Facts) -> bool {
         // (`complete(.., CompletionReason::UserCancelled)`).
         // (Not an error type: `APIUserAbortError` is the client library's
         // abort, whoever asked for it.)
-        // (Asked of every name the file hands on: without allocating.)
-        || facts.passed.iter().any(|name| {
-            let has = |part: &str| name.as_bytes().windows(part.len()).any(|w| w.eq_ignore_ascii_case(part.as_bytes()));
-            has("user") && (has("cancel") || has("interrupt") || has("abort")) && !has("error")
-        })
+        || facts.passed.iter().any(|name| names_it(name) && !has(name, "error"))
         || facts.assigns.iter().any(|assign| names_it(&assign.target))
         || facts.handlers.iter().any(|handler| person_cancels(&handler.type_words))
         || facts.kwargs.iter().any(|kwarg| {

@@ -301,27 +301,7 @@ fn walks_by_index(node: Node<'_>, source: &str) -> bool {
         _ => None,
     };
     let Some(condition) = condition else { return false };
-    let words = crate::words::split_identifier(source.get(condition.byte_range()).unwrap_or(""));
-    let counts_items =
-        words.iter().any(|w| matches!(w.as_str(), "length" | "len" | "count" | "size" | "total"));
-    let counts_turns = words.iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "max"
-                | "maximum"
-                | "limit"
-                | "iter"
-                | "iters"
-                | "iterations"
-                | "turns"
-                | "steps"
-                | "rounds"
-                | "attempts"
-                | "retries"
-                | "tries"
-        )
-    });
-    counts_items && !counts_turns
+    crate::words::counts_to_a_length(source.get(condition.byte_range()).unwrap_or(""))
 }
 
 /// Whether a `for` loop walks the steps of a plan (`for step in

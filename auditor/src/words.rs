@@ -4,6 +4,51 @@
 //! vocabulary so that the rules can ask "is there a turn-like word here?"
 //! without listing every spelling.
 
+/// Whether `text` holds `part`, ASCII case aside, without allocating.
+pub(crate) fn contains_ignoring_case(text: &str, part: &str) -> bool {
+    text.as_bytes().windows(part.len()).any(|window| window.eq_ignore_ascii_case(part.as_bytes()))
+}
+
+/// Whether a counted loop's condition holds its index against the length
+/// or count of a collection (`i < len(g.Files)`, `i < items.length`, `i <
+/// PROJECT_COUNT`), not against a maximum of turns: the loop walks a list.
+/// (Asked of every counted loop's condition: the words are split only when
+/// the text names a length at all.)
+pub(crate) fn counts_to_a_length(condition: &str) -> bool {
+    if condition.len() > 120
+        || !["len", "count", "size"].iter().any(|part| contains_ignoring_case(condition, part))
+    {
+        return false;
+    }
+    let words = split_identifier(condition);
+    let counts_items = words.iter().any(|w| matches!(w.as_str(), "length" | "len" | "count" | "size"));
+    let counts_turns = words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "max"
+                | "maximum"
+                | "limit"
+                | "iter"
+                | "iters"
+                | "iteration"
+                | "iterations"
+                | "turn"
+                | "turns"
+                | "step"
+                | "steps"
+                | "round"
+                | "rounds"
+                | "attempt"
+                | "attempts"
+                | "retry"
+                | "retries"
+                | "try"
+                | "tries"
+        )
+    });
+    counts_items && !counts_turns
+}
+
 /// Splits one identifier (or any code token) into lowercase words.
 pub(crate) fn split_identifier(text: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -157,5 +202,18 @@ mod tests {
             assert_eq!(canonical_words(name), ["max", "iter"], "{name}");
         }
         assert_eq!(canonical_words("consecutiveFailures"), ["consecutive", "error"]);
+    }
+
+    #[test]
+    fn an_index_held_to_a_collections_length_walks_a_list() {
+        for walk in ["i < len(g.Files)+1", "i < items.length", "i < PROJECT_COUNT", "i < queue.size()"] {
+            assert!(counts_to_a_length(walk), "{walk}");
+        }
+        // A cap of turns, however it is spelled, and a bare bound.
+        for cap in
+            ["turn < maxTurns", "sprint <= run.totalSprints", "i < len(history) && i < maxSteps", "i < n"]
+        {
+            assert!(!counts_to_a_length(cap), "{cap}");
+        }
     }
 }
