@@ -492,6 +492,9 @@ pub(crate) struct Facts {
     pub transparent_flags: HashSet<usize>,
     /// Start bytes of `return` statements that return a value.
     pub return_sites: HashSet<usize>,
+    /// Start bytes of exit statements that say a budget ran out (`return
+    /// ..., ErrBudget`, `raise BudgetExceededError(...)`).
+    pub budget_exit_sites: HashSet<usize>,
     /// The flags of each loop's condition: `(loop, name, polarity)`.
     pub loop_flags: Vec<(usize, String, FlagPolarity)>,
     /// For each handler of a `try` that wraps a loop: `(loop, handler clause,
@@ -1091,6 +1094,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         opaque_flags: HashMap::default(),
         transparent_flags: HashSet::default(),
         return_sites: HashSet::default(),
+        budget_exit_sites: HashSet::default(),
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
         caller_handlers: Vec::new(),
@@ -3412,6 +3416,20 @@ impl<'s, 't> Walker<'s, 't> {
         {
             self.facts.return_sites.insert(site.start);
         }
+        // What leaves names why: the budget ran out. (Its text is split only
+        // when it holds the word at all.)
+        let text = self.text(node);
+        if text.len() <= 400 && crate::words::contains_ignoring_case(text, "budget") {
+            let words = canonical_words(text);
+            let ran_out = |w: &String| {
+                matches!(w.as_str(), "error" | "exceeded" | "exceed" | "exhausted" | "reached" | "over")
+            };
+            // (A "wall-clock budget" is the clock's.)
+            let clock = words.iter().any(|w| matches!(w.as_str(), "time" | "timeout" | "deadline"));
+            if words.iter().any(|w| w == "budget") && words.iter().any(ran_out) && !clock {
+                self.facts.budget_exit_sites.insert(site.start);
+            }
+        }
         if loops.is_empty() {
             if leaves_function {
                 if let Some(&frame) = self.function_frames.last() {
@@ -3634,7 +3652,10 @@ impl<'s, 't> Walker<'s, 't> {
         while level > floor + 1 && self.frames.len() - level < 8 && conditions.len() < 3 {
             let parent = self.frames[level - 1].node;
             let siblings = self.siblings_of(parent, current);
-            for &statement in siblings.before().iter().rev().take(8) {
+            // (Comments are no statements: `// all checks passed` between
+            // the skip and the exit does not hide it.)
+            let before = siblings.before();
+            for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(8) {
                 if conditions.len() >= 3 {
                     break;
                 }
@@ -3971,6 +3992,19 @@ impl<'s, 't> Walker<'s, 't> {
             self.family == Family::Bash && matches!(self.kind_name(part), "command" | "pipeline");
         collected.clause.repeats_recent = repeats_recent(self.text(part));
         collected.clause.keyed_lookup = self.keyed_lookup(part);
+        // GNU timeout's status, 124 (`[ $rc -eq 124 ]`, `(( status == 124
+        // ))`): the command it ran was stopped when its time was up.
+        if self.family == Family::Bash && collected.clause.equality && collected.clause.number {
+            let text = self.text(part);
+            let status =
+                text.contains("$?")
+                    || collected.clause.words.iter().any(|w| {
+                        matches!(w.as_str(), "exit" | "code" | "status" | "rc" | "pipestatus" | "ret")
+                    });
+            if status && text.split(|c: char| !c.is_ascii_digit()).any(|number| number == "124") {
+                collected.clause.words.extend(["timeout".to_string(), "timed".to_string()]);
+            }
+        }
         let index = self.facts.clauses.len();
         self.facts.clauses.push(collected.clause);
         index

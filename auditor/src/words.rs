@@ -128,6 +128,7 @@ pub(crate) fn canonical(word: &str) -> &str {
             "issue"
         }
         "goal" | "goals" | "objective" => "goal",
+        "finalized" | "finalised" | "finalize" | "finalise" => "final",
         "queue" | "queues" | "queued" | "dequeue" | "dequeued" | "todo" | "todos" | "pending" | "backlog"
         | "frontier" | "worklist" | "tasks" | "stack" | "jobs" | "remaining" | "work" => "queue",
         "prev" | "previous" | "last" | "old" | "before" | "prior" | "earlier" => "prev",

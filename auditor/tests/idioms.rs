@@ -2388,3 +2388,142 @@ fn failed_tries_counted_against_a_limit_are_an_error_threshold() {
         &[E2, E7],
     );
 }
+
+#[test]
+fn a_measure_no_better_than_the_last_rounds_is_no_progress() {
+    // This round's count of findings against the last round's.
+    check(
+        Python,
+        "def refine(draft):\n    issues_before = review(draft)\n    for _ in range(8):\n        draft = revise(draft, issues_before)\n        issues_after = review(draft)\n        if len(issues_after) >= len(issues_before):\n            break\n        issues_before = issues_after\n    return draft\n",
+        &[E2, E5],
+    );
+    // In a shell driver: the count of open tasks after the round against
+    // the count before it.
+    check(
+        Bash,
+        "PREV=$(grep -c '^- \\[ \\]' plan.md)\nwhile true; do\n  claude -p \"$(cat prompt.md)\"\n  AFTER=$(grep -c '^- \\[ \\]' plan.md)\n  if [ \"$AFTER\" -ge \"$PREV\" ]; then\n    break\n  fi\n  PREV=$AFTER\ndone\n",
+        &[E5],
+    );
+    // Two different measures are not one measure over two rounds.
+    check_absent(
+        Python,
+        "def refine(draft):\n    tokens_before = count(draft)\n    while True:\n        draft = revise(draft)\n        if len(draft.current_errors) > tokens_before:\n            break\n",
+        E5,
+    );
+}
+
+#[test]
+fn gnu_timeouts_status_is_the_wall_clock() {
+    check(
+        Bash,
+        "for i in $(seq 1 20); do\n  timeout 600 claude -p \"$(cat PROMPT.md)\"\n  rc=$?\n  if [ $rc -eq 124 ]; then\n    echo 'agent ran out of time'\n    exit 1\n  fi\ndone\n",
+        &[E2, E4],
+    );
+    // Another status is not the timeout's.
+    check_absent(
+        Bash,
+        "while true; do\n  claude -p \"$(cat PROMPT.md)\"\n  rc=$?\n  if [ $rc -eq 2 ]; then\n    exit 1\n  fi\ndone\n",
+        E4,
+    );
+}
+
+#[test]
+fn a_person_answering_at_the_terminal_or_the_approval_step_can_stop_it() {
+    // rich's prompt asks the person; answering no returns.
+    check(
+        Python,
+        "from rich.prompt import Prompt\n\ndef run(self, task):\n    messages = [task]\n    while True:\n        reply = self.client.messages.create(messages=messages)\n        if reply.stop_reason != 'tool_use':\n            return reply\n        for call in reply.tool_calls:\n            answer = Prompt.ask(f'Run {call.name}?', choices=['y', 'n'])\n            if answer in ['n', 'no']:\n                return None\n            messages.append(self.execute(call))\n",
+        &[E1, E6],
+    );
+    // A model asked a question is no person.
+    check_absent(
+        Python,
+        "def run(self, task):\n    while True:\n        answer = self.agent.ask(task)\n        if answer in ['n', 'no']:\n            return None\n        task = answer\n",
+        E6,
+    );
+    // The approval step's answer is to cancel.
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        reply = await self.model.complete(self.messages)\n        if not reply.tool_calls:\n            return reply\n        approval_result = await self.request_approval(reply.tool_calls)\n        if approval_result == 'cancel':\n            break\n        await self.execute(reply.tool_calls)\n",
+        &[E1, E6],
+    );
+}
+
+#[test]
+fn a_way_out_that_names_the_budget_says_why_the_loop_ends() {
+    // A hook's stop, left with the budget's error.
+    check(
+        Go,
+        "package agent\n\nfunc Run(ctx context.Context, opt Options) (Result, error) {\n\tfor {\n\t\tfor _, h := range opt.Hooks.PreModel {\n\t\t\td := h(ctx, usage)\n\t\t\tif d.Stop {\n\t\t\t\treturn Result{StopReason: \"budget\"}, fmt.Errorf(\"%w: %s\", ErrBudget, d.Reason)\n\t\t\t}\n\t\t}\n\t\treply := chat(ctx, messages)\n\t\tmessages = append(messages, reply)\n\t}\n}\n",
+        &[E3],
+    );
+    // The same stop left with another error is not the budget's.
+    check_absent(
+        Go,
+        "package agent\n\nfunc Run(ctx context.Context, opt Options) (Result, error) {\n\tfor {\n\t\tfor _, h := range opt.Hooks.PreModel {\n\t\t\td := h(ctx, usage)\n\t\t\tif d.Stop {\n\t\t\t\treturn Result{}, ErrStopped\n\t\t\t}\n\t\t}\n\t\treply := chat(ctx, messages)\n\t\tmessages = append(messages, reply)\n\t}\n}\n",
+        E3,
+    );
+    // A context too long for the model, a second time, ends the loop.
+    check(
+        Go,
+        "package agent\n\nfunc (a *Agent) Loop(ctx context.Context) error {\n\tfor {\n\t\tresp, err := a.llm.Chat(ctx, a.messages)\n\t\tif err != nil {\n\t\t\tif errors.Is(err, llm.ErrContextTooLong) {\n\t\t\t\treturn fmt.Errorf(\"context exhausted: %w\", err)\n\t\t\t}\n\t\t\treturn err\n\t\t}\n\t\ta.messages = append(a.messages, resp)\n\t}\n}\n",
+        &[E3],
+    );
+    // A monitor of tokens asked whether everything should pause.
+    check(
+        TypeScript,
+        "async function* execute(this: Leader, feature: Feature) {\n  while (true) {\n    if (this.tokenMonitor.shouldPauseAll()) {\n      yield { type: 'error', message: 'token limit reached' };\n      return;\n    }\n    await this.model.next(feature);\n  }\n}\n",
+        &[E3],
+    );
+}
+
+#[test]
+fn a_persons_input_submitted_is_not_the_work_done() {
+    check_absent(
+        Rust,
+        "async fn run(app: &mut App) -> Result<()> {\n    loop {\n        match tui.read_input().await {\n            Ok(tui::InputResult::Submitted(value)) => {\n                if tx.send(value).is_err() {\n                    break;\n                }\n            }\n            Ok(tui::InputResult::Exit) => break,\n            Err(e) => return Err(e),\n        }\n    }\n    Ok(())\n}\n",
+        E1,
+    );
+}
+
+#[test]
+fn a_guard_against_looping_that_gives_up_is_no_progress() {
+    check(
+        TypeScript,
+        "async function run(this: SubAgent, task: string) {\n  while (true) {\n    const reply = await this.model.complete(this.messages);\n    if (!reply.toolCalls.length) {\n      return reply.text;\n    }\n    const decision = this.loopGuard.observe(reply.toolCalls);\n    if (decision.exhausted) {\n      return 'Stopped: the same tool calls kept repeating.';\n    }\n    await this.execute(reply.toolCalls);\n  }\n}\n",
+        &[E1, E5],
+    );
+    // A guard of the loop's turns is a cap, not a repeat detector.
+    check_absent(
+        TypeScript,
+        "async function run(this: SubAgent, task: string) {\n  let turn = 0;\n  while (true) {\n    turn++;\n    if (this.loopGuard.maxTurnsReached(turn)) {\n      return 'Stopped.';\n    }\n    await this.step();\n  }\n}\n",
+        E5,
+    );
+}
+
+#[test]
+fn a_state_change_a_tool_asks_for_is_no_stall() {
+    check_absent(
+        Rust,
+        "impl Agent {\n    async fn run(&mut self) {\n        loop {\n            let reply = self.llm.send_message(&self.conversation).await;\n            let result = self.executor.execute(&reply).await;\n            match result.state_change {\n                Some(AgentStateChange::Done) => break,\n                Some(AgentStateChange::Wait) => continue,\n                None => {}\n            }\n        }\n    }\n}\n",
+        E5,
+    );
+}
+
+#[test]
+fn a_run_marked_finalized_is_done() {
+    check(
+        Python,
+        "async def run(self):\n    for i in range(self.max_steps):\n        if self._finalized:\n            break\n        await self.step()\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn comments_between_a_skip_and_the_exit_do_not_hide_the_skip() {
+    check(
+        TypeScript,
+        "async function generate(messages: Message[], maxRetries: number) {\n  let retries = 0;\n  while (retries <= maxRetries) {\n    const result = await llm(messages);\n    const verdict = await checkGuardrails(result);\n    if (!verdict.success) {\n      messages.push({ role: 'user', content: verdict.error });\n      retries++;\n      continue;\n    }\n    // every guardrail passed:\n    // apply what they changed\n    // and hand the reply back.\n    if (verdict.content !== undefined) {\n      result.content = verdict.content;\n    }\n    // the tool calls too,\n    // even an empty list.\n    const calls = verdict.toolCalls;\n    result.toolCalls = calls;\n    return result;\n  }\n  throw new Error('no valid reply');\n}\n",
+        &[E1, E7],
+    );
+}

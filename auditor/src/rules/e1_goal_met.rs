@@ -556,7 +556,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // end), not a failed goal; Rust's `Ok(line) =>` and `Ok(0) =>` are a
     // read's result, not a goal.
     let result_pattern = clause.idents.iter().any(|ident| ident == "Ok" || ident == "Some");
-    view.any(DONE_WORDS)
+    // (`InputResult::Submitted(value)`: what a person typed was sent, not
+    // the work handed in.)
+    let input_submitted = view.has("submit")
+        && view.has("input")
+        && !view.any(&["done", "goal", "pass", "final", "answer", "lgtm"]);
+    (view.any(DONE_WORDS) && !input_submitted)
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
 }

@@ -44,7 +44,7 @@ const CONTEXT_MANAGEMENT_WORDS: &[&str] = &[
 ];
 
 /// Words of a context window that ran full.
-const WINDOW_WORDS: &[&str] = &["full", "overflow", "window", "length", "exceeded", "exceed"];
+const WINDOW_WORDS: &[&str] = &["full", "overflow", "window", "length", "long", "exceeded", "exceed"];
 
 /// Whether `word` is one of keeping a context short.
 pub(crate) fn manages_context(word: &str) -> bool {
@@ -86,8 +86,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.any(CONTEXT_MANAGEMENT_WORDS) {
         return false;
     }
-    // The context window ran full (`if ctx_full:`, `context_overflow`).
-    if view.any(&["context", "ctx"]) && view.any(&["full", "overflow", "window"]) {
+    // The context window ran full (`if ctx_full:`, `context_overflow`,
+    // `errors.Is(err, ErrContextTooLong)`).
+    if view.any(&["context", "ctx"])
+        && (view.any(&["full", "overflow", "window"]) || (view.has("too") && view.has("long")))
+    {
+        return true;
+    }
+    // A monitor of spend asked whether everything should stop
+    // (`tokenMonitor.shouldPauseAll()`, `cost_tracker.should_stop()`).
+    if view.has("should") && view.any(&["pause", "stop", "halt"]) && view.any(&["token", "cost"]) {
         return true;
     }
     // Tokens counted with the model's encoder: `len(enc.encode(prompt)) > N`.

@@ -72,6 +72,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                     | "detect"
                     | "cycle"
                     | "cycles"
+                    | "guard"
+                    | "doom"
             )
         });
     if !may_match {
@@ -137,7 +139,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`not result.needs_improvement` is a reviewer's verdict: goal met; a
     // progress record's work left, `progress.remaining == 0`, is the work
     // done.)
+    // (`Some(AgentStateChange::Done) =>` names the state a tool asked
+    // for: a transition, not a pass that changed nothing.)
+    let state_transition = view.has("state") && clause.equality && !clause.zero && !clause.negated;
     if view.has("change")
+        && !state_transition
         && !view.any(&["needs", "need", "requires", "required"])
         && !view.has("queue")
         && (clause.negated
@@ -149,6 +155,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     if view.any(&["same", "identical", "duplicate"]) && leaves_on_detection {
+        return true;
+    }
+    // A guard against looping (`decision = loopGuard.observe(calls)` ...
+    // `if (decision.exhausted)`), a doom loop caught: repeats, not a cap.
+    if view.has("loop")
+        && view.any(&["guard", "doom"])
+        && !view.any(super::COUNT_WORDS)
+        && !view.has("max")
+        && leaves_on_detection
+    {
         return true;
     }
     // A loop detector (`loop_detected`, `detect_loop()`).
@@ -163,16 +179,33 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 }
 
 /// The state compared with its previous value (`state == prev_state`).
+///
+/// Or this pass's measure against the same measure of the pass before
+/// (`len(issues_after) >= len(issues_before)`, `[ "$AFTER" -le "$PREV" ]`):
+/// nothing got better.
 fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
-    let Some([(left, _), (right, _)]) = &clause.sides else { return false };
+    let Some([(left, _), (right, _)]) = &clause.sides else {
+        // (A shell test has no sides: its words are all there is.)
+        return clause.ordering && view.has("after") && view.has("prev");
+    };
     let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
     // (`last.role != RoleTool` compares a kind, not two states.)
-    clause.equality
-        && !left.is_empty()
-        && !right.is_empty()
-        && (has_prev(left) ^ has_prev(right))
-        && !view.any(&["role", "type", "kind"])
+    if left.is_empty()
+        || right.is_empty()
+        || !(has_prev(left) ^ has_prev(right))
+        || view.any(&["role", "type", "kind"])
+    {
+        return false;
+    }
+    if clause.equality {
+        return true;
+    }
+    let (previous, current) = if has_prev(left) { (left, right) } else { (right, left) };
+    let marker = |w: &String| matches!(w.as_str(), "after" | "current" | "new" | "prev" | "len");
+    clause.ordering
+        && current.iter().any(|w| matches!(w.as_str(), "after" | "current" | "new"))
+        && current.iter().any(|w| !marker(w) && previous.contains(w))
 }
 
 /// A framework's own stall limit (`max_stall_count=3`, Magentic's rounds

@@ -84,13 +84,24 @@ pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
 }
 
 /// The choice made at a review step is to cancel (`if action ==
-/// "cancel": return`, `choice === 'cancel'`): a menu's answer, a person's.
+/// "cancel": return`, `choice === 'cancel'`, `approval_result ==
+/// "cancel"`): a menu's answer, a person's.
 /// (An error's name compared with one, `e.name === "AbortError"`, is not.)
 fn chose_to_cancel(view: &ClauseView<'_>) -> bool {
     view.clause.equality
         && view.any_literal(&["cancel"])
         && !view.any_literal(&["error"])
-        && view.any(&["action", "choice", "answer", "decision", "selection", "selected", "option"])
+        && view.any(&[
+            "action",
+            "choice",
+            "answer",
+            "decision",
+            "selection",
+            "selected",
+            "option",
+            "approve",
+            "confirm",
+        ])
 }
 
 /// A call a person turned down at its approval step (`if tool_rejected:

@@ -220,6 +220,7 @@ fn reads_input(
         .iter()
         .any(|c| INPUT_CALLS.contains(&c.as_str()) || provenance.input_functions.contains(c.as_str()))
         || definition.words.iter().any(|w| w == "stdin")
+        || asks_at_the_terminal(definition)
     {
         return true;
     }
@@ -228,6 +229,16 @@ fn reads_input(
             provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
                 inner.at < definition.at && reads_input(provenance, inner, function, depth - 1)
             })
+        })
+}
+
+/// A question a terminal prompt library puts to the person (rich's
+/// `Prompt.ask(...)` and `Confirm.ask(...)`, questionary's `.ask()`); a
+/// model's `agent.ask(...)` is not one.
+fn asks_at_the_terminal(definition: &crate::facts::Definition) -> bool {
+    definition.callees.iter().any(|callee| callee == "ask")
+        && definition.idents.iter().any(|ident| {
+            matches!(ident.as_str(), "Prompt" | "Confirm" | "IntPrompt" | "FloatPrompt" | "questionary")
         })
 }
 
@@ -638,6 +649,14 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
         if expanded.any(&["token", "cost"]) && e3_budget_cap::clause_matches(&expanded) {
             return Some(ExitId::E3);
         }
+    }
+    // A decision whose name says nothing of why (`if d.Stop`, a hook's
+    // answer), taken by a way out that says the budget ran out (`return
+    // ..., ErrBudget`): the budget's.
+    if by_name.is_none_or(|id| matches!(id, ExitId::E1 | ExitId::E8))
+        && provenance.facts.budget_exit_sites.contains(&link.site.start)
+    {
+        return Some(ExitId::E3);
     }
     if let Some(id) = by_name {
         return Some(id);
