@@ -3381,6 +3381,22 @@ impl<'s, 't> Walker<'s, 't> {
                 if let Some(guard) = self.field(node, "guard") {
                     nodes.push(guard);
                 }
+                // `case "done_for_now": case "request_approval": return
+                // thread`: the empty cases just above fall through to this
+                // one's body, each a test of its own.
+                if self.kind_name(node) == "switch_case" {
+                    let mut previous = node.prev_named_sibling();
+                    for _ in 0..6 {
+                        let Some(case) = previous.filter(|p| self.kind_name(*p) == "switch_case") else {
+                            break;
+                        };
+                        if self.field(case, "body").is_some() {
+                            break;
+                        }
+                        nodes.extend(self.field(case, "value"));
+                        previous = case.prev_named_sibling();
+                    }
+                }
             }
             // `let Some(request) = request else { return; }`: the value did
             // not match (its `else` is the frame's alternative).

@@ -2527,3 +2527,26 @@ fn comments_between_a_skip_and_the_exit_do_not_hide_the_skip() {
         &[E1, E7],
     );
 }
+
+#[test]
+fn a_step_that_asks_a_persons_approval_or_a_call_turned_down_hands_the_run_back() {
+    check(
+        TypeScript,
+        "async function agentLoop(thread: Thread): Promise<Thread> {\n  while (true) {\n    const nextStep = await b.DetermineNextStep(thread.serializeForLLM());\n    thread.events.push({ type: 'tool_call', data: nextStep });\n    switch (nextStep.intent) {\n      case 'done_for_now':\n        return thread;\n      case 'request_approval_from_manager':\n        return thread;\n      default:\n        thread.events.push(await runTool(nextStep));\n    }\n  }\n}\n",
+        &[E1, E6],
+    );
+    check(
+        Python,
+        "async def run(self):\n    while True:\n        outcome = await self.turn()\n        if outcome.stop_reason == 'tool_rejected':\n            return None\n        self.history.append(outcome)\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn empty_cases_fall_through_to_the_exit_below_them() {
+    check(
+        JavaScript,
+        "async function loop(thread) {\n  for (;;) {\n    const step = await next(thread);\n    switch (step.intent) {\n      case 'done_for_now':\n      case 'request_more_information':\n        return thread;\n      default:\n        thread.push(await run(step));\n    }\n  }\n}\n",
+        &[E1],
+    );
+}

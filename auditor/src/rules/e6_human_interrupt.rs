@@ -183,10 +183,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // The model's action asks the person a question and the loop hands
     // the run back to wait for the answer (`action_name ==
     // "ask_user_question"`).
+    // So does a step that asks a person's approval (`case
+    // "request_approval_from_manager": return thread`), and a turn that
+    // ended on a tool call turned down (`stop_reason == "tool_rejected"`).
     if view.clause.equality
-        && view.any_literal(&["ask"])
-        && view.any_literal(&["human"])
         && !view.clause.differs
+        && ((view.any_literal(&["ask"]) && view.any_literal(&["human"]))
+            || (view.any_literal(&["approve"]) && view.any_literal(&["request", "ask", "human", "manager"]))
+            || (view.any_literal(&["reject"]) && view.any_literal(&["tool", "call"])))
     {
         return true;
     }
