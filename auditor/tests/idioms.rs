@@ -2550,3 +2550,23 @@ fn empty_cases_fall_through_to_the_exit_below_them() {
         &[E1],
     );
 }
+
+#[test]
+fn a_line_a_person_typed_is_not_the_work_done() {
+    // reedline's answer when the person typed a line.
+    check_absent(
+        Rust,
+        "fn repl(rl: &mut Reedline) {\n    loop {\n        match rl.read_line(&prompt) {\n            Ok(Signal::Success(line)) => {\n                if tx.send(line).is_err() {\n                    break;\n                }\n            }\n            Ok(Signal::CtrlD) => break,\n            _ => {}\n        }\n    }\n}\n",
+        E1,
+    );
+}
+
+#[test]
+fn a_shell_loop_over_the_lines_of_one_reply_is_not_the_work_done() {
+    // A shell loop over the tool calls of one reply, a line at a time.
+    check_absent(
+        Bash,
+        "process_tool_calls() {\n  local tool_calls=$(echo \"$response\" | jq -c '.message.tool_calls[]')\n  while IFS= read -r tool_call; do\n    name=$(echo \"$tool_call\" | jq -r '.function.name')\n    run_tool \"$name\"\n  done <<< \"$tool_calls\"\n}\n",
+        E1,
+    );
+}

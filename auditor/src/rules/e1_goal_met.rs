@@ -74,8 +74,12 @@ pub(crate) fn passes_without_action(view: &ClauseView<'_>) -> bool {
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     // No tool calls left, or the model's own stop reason.
+    // (`while IFS= read -r tool_call` reads the calls of one reply, a line
+    // at a time: the loop ends when they run out, which says nothing of
+    // the work.)
     if (view.has("tool") || view.has("function"))
         && view.any(&["call", "calls", "called", "use", "uses", "used", "using", "invocations", "requests"])
+        && !(clause.command && clause.call_root.as_deref() == Some("read"))
     {
         return true;
     }
@@ -558,9 +562,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let result_pattern = clause.idents.iter().any(|ident| ident == "Ok" || ident == "Some");
     // (`InputResult::Submitted(value)`: what a person typed was sent, not
     // the work handed in.)
-    let input_submitted = view.has("submit")
+    // (Nor is a line editor's `Ok(Signal::Success(line))`: the person
+    // typed a line.)
+    let input_submitted = (view.has("submit")
         && view.has("input")
-        && !view.any(&["done", "goal", "pass", "final", "answer", "lgtm"]);
+        && !view.any(&["done", "goal", "pass", "final", "answer", "lgtm"]))
+        || (view.has("signal") && view.any(&["line", "buffer"]) && !view.any(&["goal", "final", "answer"]));
     (view.any(DONE_WORDS) && !input_submitted)
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
