@@ -2570,3 +2570,21 @@ fn a_shell_loop_over_the_lines_of_one_reply_is_not_the_work_done() {
         E1,
     );
 }
+
+#[test]
+fn an_approval_by_a_majority_of_evaluators_is_no_person() {
+    check_absent(
+        Go,
+        "package loop\n\nfunc (ge *GE) Run(ctx context.Context) (string, error) {\n\tfor {\n\t\tdraft := ge.generate(ctx)\n\t\tswitch ge.opts.approvalStrategy {\n\t\tcase ApprovalMajority:\n\t\t\tif ge.majority(draft) {\n\t\t\t\treturn draft, nil\n\t\t\t}\n\t\t}\n\t}\n}\n",
+        E6,
+    );
+}
+
+#[test]
+fn a_name_whose_value_only_mentions_approval_is_asked_of_nobody() {
+    check_absent(
+        Python,
+        "def run(self):\n    while True:\n        reply = self.model.complete(self.messages)\n        outcome = self.dispatch_approved_tool(reply.tool)\n        if not outcome:\n            break\n        self.messages.append(outcome)\n",
+        E6,
+    );
+}

@@ -158,8 +158,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // An approval that a model reviewer gives is a goal check (E1), one
     // that a person gives is theirs.
-    // (Critiques are "issue" to the words: `isApproved(critiques)`.)
-    if view.has("approve") && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue"]) {
+    // (Critiques are "issue" to the words: `isApproved(critiques)`; a
+    // majority of evaluators is an approval strategy of models.)
+    // (A bare name whose value only mentions approval, `outcome` after
+    // `outcome = dispatch_tool(call, approve=...)`, is not asked of
+    // anyone.)
+    if view.has("approve")
+        && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue", "majority", "strategy"])
+        && (view.clause.words.len() > 1 || view.from_input || !view.expanded)
+    {
         return true;
     }
     // A call a person turned down, or a review asked of a person
