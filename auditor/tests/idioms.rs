@@ -2588,3 +2588,12 @@ fn a_name_whose_value_only_mentions_approval_is_asked_of_nobody() {
         E6,
     );
 }
+
+#[test]
+fn the_time_left_run_down_to_nothing_is_the_wall_clock() {
+    check(
+        Python,
+        "def develop(self):\n    deadline = time.monotonic() + TIMEOUT_DEVELOP\n    while True:\n        remaining = deadline - time.monotonic()\n        if remaining <= 0:\n            break\n        self.pipeline.run_cycle(timeout=remaining)\n",
+        &[E4],
+    );
+}

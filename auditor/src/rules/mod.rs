@@ -644,6 +644,22 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             })
         })
     };
+    // Work left read by its bare name (`if remaining <= 0: break`), whose
+    // value is the time left (`remaining = deadline - time.time()`): the
+    // wall clock's.
+    let time_behind = || {
+        clause.idents.iter().any(|ident| {
+            provenance.facts.aliases.get(ident).is_some_and(|definitions| {
+                definitions.iter().any(|d| d.words.iter().any(|w| w == "deadline" || w == "time"))
+            })
+        })
+    };
+    if by_name == Some(ExitId::E1) && clause.ordering && time_behind() {
+        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+        if e4_wall_clock::clause_matches(&expanded) {
+            return Some(ExitId::E4);
+        }
+    }
     if by_name == Some(ExitId::E2) && clause.ordering && spend_behind() {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
         if expanded.any(&["token", "cost"]) && e3_budget_cap::clause_matches(&expanded) {
