@@ -2551,6 +2551,7 @@ impl<'s, 't> Walker<'s, 't> {
                     | "trap"
                     | "timeout"
                     | "wait"
+                    | "join"
                     | "add"
                     | "ctrl"
                     | "termination"

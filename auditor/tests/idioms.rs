@@ -2597,3 +2597,12 @@ fn the_time_left_run_down_to_nothing_is_the_wall_clock() {
         &[E4],
     );
 }
+
+#[test]
+fn a_wait_on_a_thread_with_its_own_timeout_is_one_requests() {
+    check_absent(
+        Python,
+        "class Agent:\n    def call_model(self, messages, timeout=60):\n        result = {}\n        thread = threading.Thread(target=lambda: result.update(reply=self.client.chat(messages)))\n        thread.start()\n        start = time.time()\n        while thread.is_alive():\n            if time.time() - start > timeout:\n                return None\n            thread.join(timeout=0.5)\n        return result['reply']\n\n    def run(self, task):\n        messages = [task]\n        while True:\n            reply = self.call_model(messages)\n            if reply is None:\n                return 'timed out'\n            if not reply.tool_calls:\n                return reply.text\n            messages.append(self.execute(reply.tool_calls))\n",
+        E4,
+    );
+}

@@ -69,7 +69,13 @@ impl<'a> Provenance<'a> {
         let waiting_loops = facts
             .calls
             .iter()
-            .filter(|call| matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep"))
+            .filter(|call| {
+                matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep")
+                    // (`thread.join(timeout=0.5)`, `event.wait(timeout=1)`:
+                    // a wait of its own; `", ".join(parts)` is none.)
+                    || (matches!(call.callee_last.as_str(), "join" | "wait")
+                        && call.arg_words.iter().any(|w| w == "timeout"))
+            })
             .filter_map(|call| call.loops.first().copied())
             .collect();
         let steps = Steps::new(facts);
