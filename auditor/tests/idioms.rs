@@ -2606,3 +2606,12 @@ fn a_wait_on_a_thread_with_its_own_timeout_is_one_requests() {
         E4,
     );
 }
+
+#[test]
+fn too_many_invalid_actions_caught_to_leave_is_an_error_threshold() {
+    check(
+        Python,
+        "def launch(self, max_steps=None):\n    while True:\n        try:\n            timestep = self.arena.step()\n        except TooManyInvalidActions as e:\n            print(e)\n            break\n        if timestep.terminal:\n            break\n",
+        &[E1, E7],
+    );
+}

@@ -41,7 +41,8 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
     } else {
         &["max", "exceeded", "exceed", "threshold", "many"][..]
     };
-    view.has("breaker") || (view.any(limit) && view.any(&["attempt", "error"]))
+    // (`except TooManyInvalidActions`: invalid moves counted to a limit.)
+    view.has("breaker") || (view.any(limit) && view.any(&["attempt", "error", "invalid"]))
 }
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
