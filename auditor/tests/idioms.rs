@@ -2615,3 +2615,12 @@ fn too_many_invalid_actions_caught_to_leave_is_an_error_threshold() {
         &[E1, E7],
     );
 }
+
+#[test]
+fn the_contexts_size_past_its_cap_is_the_budget() {
+    check(
+        Rust,
+        "fn run(messages: &mut Vec<Message>) {\n    let mut iteration = 0;\n    loop {\n        iteration += 1;\n        if iteration >= MAX_ITERATIONS {\n            break;\n        }\n        let context_size: usize = messages.iter().map(|m| m.content.len()).sum();\n        if context_size > MAX_CONTEXT_CHARS {\n            break;\n        }\n        let reply = call_model(messages);\n        messages.push(reply);\n    }\n}\n",
+        &[E2, E3],
+    );
+}

@@ -93,6 +93,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The context's size against its cap (`context_size >
+    // MAX_CONTEXT_CHARS`): the window the loop may fill.
+    if clause.ordering
+        && view.has("context")
+        && view.has("max")
+        && view.any(&["len", "chars", "size", "token"])
+        && !view.any(&["turn", "round", "step"])
+    {
+        return true;
+    }
     // A monitor of spend asked whether everything should stop
     // (`tokenMonitor.shouldPauseAll()`, `cost_tracker.should_stop()`).
     if view.has("should") && view.any(&["pause", "stop", "halt"]) && view.any(&["token", "cost"]) {
