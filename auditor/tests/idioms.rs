@@ -2624,3 +2624,21 @@ fn the_contexts_size_past_its_cap_is_the_budget() {
         &[E2, E3],
     );
 }
+
+#[test]
+fn a_framework_run_capped_by_an_option_or_a_setter_has_a_turn_cap() {
+    check(
+        Go,
+        "package main\n\nfunc main() {\n\tagent := react.New(llm, tools)\n\tagent.SetMaxIterations(10)\n\tfor scanner.Scan() {\n\t\tanswer, err := agent.Run(ctx, scanner.Text())\n\t\tif err != nil {\n\t\t\tlog.Fatal(err)\n\t\t}\n\t\tfmt.Println(answer)\n\t}\n}\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn a_cap_of_the_frameworks_loops_is_a_turn_cap() {
+    check(
+        TypeScript,
+        "async function main() {\n  const result = await runAgentLoop({ model, tools, maxLoops: 5 });\n  console.log(result.text);\n}\n",
+        &[E2],
+    );
+}

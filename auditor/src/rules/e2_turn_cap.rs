@@ -151,7 +151,15 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
             COUNT_WORDS.contains(&w.as_str())
                 || matches!(
                     w.as_str(),
-                    "message" | "messages" | "msg" | "reply" | "consecutive" | "request" | "requests"
+                    "message"
+                        | "messages"
+                        | "msg"
+                        | "reply"
+                        | "consecutive"
+                        | "request"
+                        | "requests"
+                        // (`max_loops=50`: the framework's passes.)
+                        | "loops"
                 )
         })
 }
@@ -159,8 +167,16 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
 pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     match call.callee_last.as_str() {
         // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`.)
-        "MaxMessageTermination" | "stepCountIs" | "StepCountIs" => true,
+        "MaxMessageTermination" | "stepCountIs" | "StepCountIs" | "iterationCountIs" => true,
         "stop_after_attempt" | "StopAfterAttempt" => decorator_counts(facts, call.decorator_loop),
+        // An agent's option or setter of its own cap, outside any loop
+        // (`agent.WithMaxSteps(10)`, `a.SetMaxIterations(10)`).
+        name if call.loops.is_empty() && name.len() <= 24 => {
+            let words = crate::words::canonical_words(name);
+            matches!(words.first().map(String::as_str), Some("with" | "set"))
+                && words.iter().any(|w| w == "max")
+                && words.iter().any(|w| matches!(w.as_str(), "iter" | "turn" | "step" | "round"))
+        }
         _ => false,
     }
 }
