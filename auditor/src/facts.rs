@@ -2319,26 +2319,29 @@ impl<'s, 't> Walker<'s, 't> {
                     | "tracing"
             )
         });
-        let (arg_words, arg_literals) =
-            if self.family == Family::Bash || self.is_interesting_callee(&callee_words) {
-                let args: Vec<Node<'t>> = match self.family {
-                    Family::Bash => {
-                        let mut cursor = node.walk();
-                        let args = node.children_by_field_name("argument", &mut cursor);
-                        // `trap 'shutdown' SIGINT`: the handler's name is not
-                        // a signal; only what follows it says which.
-                        args.skip(usize::from(callee == "trap")).collect()
-                    }
-                    Family::Rust if self.kind_name(node) == "macro_invocation" => {
-                        (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
-                    }
-                    _ => self.field(node, "arguments").into_iter().collect(),
-                };
-                let collected = self.collect(&args);
-                (collected.clause.words, collected.clause.literals)
-            } else {
-                (Vec::new(), Vec::new())
+        let (arg_words, arg_literals) = if self.family == Family::Bash
+                || self.is_interesting_callee(&callee_words)
+                // (`thread.join(timeout=0.5)`; not every `", ".join(parts)`.)
+                || (callee_last == "join" && crate::words::contains_ignoring_case(self.text(node), "timeout"))
+        {
+            let args: Vec<Node<'t>> = match self.family {
+                Family::Bash => {
+                    let mut cursor = node.walk();
+                    let args = node.children_by_field_name("argument", &mut cursor);
+                    // `trap 'shutdown' SIGINT`: the handler's name is not
+                    // a signal; only what follows it says which.
+                    args.skip(usize::from(callee == "trap")).collect()
+                }
+                Family::Rust if self.kind_name(node) == "macro_invocation" => {
+                    (0..node.named_child_count()).filter_map(|i| node.named_child(i as u32)).collect()
+                }
+                _ => self.field(node, "arguments").into_iter().collect(),
             };
+            let collected = self.collect(&args);
+            (collected.clause.words, collected.clause.literals)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         // Bash exits are commands: `break`, `exit 1`, `return`.
         if self.family == Family::Bash && matches!(callee, "break" | "exit" | "return") {
             self.exit_site(node, callee != "break");
@@ -2551,7 +2554,6 @@ impl<'s, 't> Walker<'s, 't> {
                     | "trap"
                     | "timeout"
                     | "wait"
-                    | "join"
                     | "add"
                     | "ctrl"
                     | "termination"
@@ -3387,15 +3389,16 @@ impl<'s, 't> Walker<'s, 't> {
                 // one's body, each a test of its own.
                 if self.kind_name(node) == "switch_case" {
                     let mut previous = node.prev_named_sibling();
-                    for _ in 0..6 {
-                        let Some(case) = previous.filter(|p| self.kind_name(*p) == "switch_case") else {
-                            break;
-                        };
-                        if self.field(case, "body").is_some() {
+                    for _ in 0..8 {
+                        let Some(case) = previous else { break };
+                        previous = case.prev_named_sibling();
+                        if self.syn_of(case) == Syn::Comment {
+                            continue;
+                        }
+                        if self.kind_name(case) != "switch_case" || self.field(case, "body").is_some() {
                             break;
                         }
                         nodes.extend(self.field(case, "value"));
-                        previous = case.prev_named_sibling();
                     }
                 }
             }
@@ -3433,19 +3436,16 @@ impl<'s, 't> Walker<'s, 't> {
         {
             self.facts.return_sites.insert(site.start);
         }
-        // What leaves names why: the budget ran out. (Its text is split only
-        // when it holds the word at all.)
+        // What leaves names why: a name in it says the budget ran out
+        // (`ErrBudget`, `BudgetExceededError`, `BUDGET_EXHAUSTED`), not a
+        // string (`"load budget: %w"`) nor two names apart. (Its text is
+        // read only when it holds the word at all.)
         let text = self.text(node);
-        if text.len() <= 400 && crate::words::contains_ignoring_case(text, "budget") {
-            let words = canonical_words(text);
-            let ran_out = |w: &String| {
-                matches!(w.as_str(), "error" | "exceeded" | "exceed" | "exhausted" | "reached" | "over")
-            };
-            // (A "wall-clock budget" is the clock's.)
-            let clock = words.iter().any(|w| matches!(w.as_str(), "time" | "timeout" | "deadline"));
-            if words.iter().any(|w| w == "budget") && words.iter().any(ran_out) && !clock {
-                self.facts.budget_exit_sites.insert(site.start);
-            }
+        if text.len() <= 400
+            && crate::words::contains_ignoring_case(text, "budget")
+            && names_budget_spent(text)
+        {
+            self.facts.budget_exit_sites.insert(site.start);
         }
         if loops.is_empty() {
             if leaves_function {
@@ -4273,23 +4273,38 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => None,
             };
         }
-        let is_comparison = match self.kind_name(node) {
-            "comparison_operator" => true,
-            "binary_expression" => {
-                let operator = self.field(node, "operator").map(|o| self.kind_name(o)).unwrap_or("");
-                // (An ordering's sides are read only where a rule asks for them,
-                // tokens weighed against tokens: reading every `i < n` of a
-                // long file costs a few percent of an audit.)
-                matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne")
-                    || (matches!(operator, "<" | ">" | "<=" | ">=")
-                        && self.text(node).as_bytes().windows(5).any(|w| w.eq_ignore_ascii_case(b"token")))
-            }
-            _ => false,
-        };
+        let is_comparison =
+            match self.kind_name(node) {
+                "comparison_operator" => true,
+                "binary_expression" => {
+                    // (Bash's `-ge` is a named `test_operator`: its text says which.)
+                    let operator = self
+                        .field(node, "operator")
+                        .map(|o| {
+                            if self.kind_name(o) == "test_operator" {
+                                self.text(o)
+                            } else {
+                                self.kind_name(o)
+                            }
+                        })
+                        .unwrap_or("");
+                    // (An ordering's sides are read only where a rule asks for them,
+                    // tokens weighed against tokens, a measure after a round
+                    // against the one before: reading every `i < n` of a long
+                    // file costs a few percent of an audit.)
+                    matches!(operator, "==" | "!=" | "===" | "!==" | "=" | "-eq" | "-ne")
+                        || (matches!(operator, "<" | ">" | "<=" | ">=" | "-lt" | "-le" | "-gt" | "-ge")
+                            && self.text(node).as_bytes().windows(5).any(|w| {
+                                w.eq_ignore_ascii_case(b"token") || w.eq_ignore_ascii_case(b"after")
+                            }))
+                }
+                _ => false,
+            };
         if !is_comparison {
             return None;
         }
-        let named = self.children_named(node);
+        let mut named = self.children_named(node);
+        named.retain(|n| self.kind_name(*n) != "test_operator");
         if named.len() != 2 {
             return None;
         }
@@ -4601,4 +4616,39 @@ fn quoted_codes(text: &str) -> impl Iterator<Item = &str> {
             return Some(inside);
         }
     })
+}
+
+/// Whether a name outside the string literals of `text` says a budget ran
+/// out: `budget` and a word of running out in one name (`ErrBudget`,
+/// `BudgetExceededError`), and no clock (`WallClockBudgetExceeded` is the
+/// wall clock's).
+fn names_budget_spent(text: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut name = String::new();
+    let mut spent = false;
+    let mut check = |name: &mut String| {
+        if crate::words::contains_ignoring_case(name, "budget") {
+            let words = canonical_words(name);
+            let ran_out = words.iter().any(|w| {
+                matches!(w.as_str(), "error" | "exceeded" | "exceed" | "exhausted" | "reached" | "over")
+            });
+            let clock = words.iter().any(|w| matches!(w.as_str(), "time" | "timeout" | "deadline"));
+            spent |= ran_out && !clock;
+        }
+        name.clear();
+    };
+    for ch in text.chars() {
+        match quote {
+            Some(open) if ch == open => quote = None,
+            Some(_) => {}
+            None if matches!(ch, '"' | '\'' | '`') => {
+                check(&mut name);
+                quote = Some(ch);
+            }
+            None if ch.is_alphanumeric() || ch == '_' => name.push(ch),
+            None => check(&mut name),
+        }
+    }
+    check(&mut name);
+    spent
 }

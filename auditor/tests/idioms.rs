@@ -2404,7 +2404,13 @@ fn a_measure_no_better_than_the_last_rounds_is_no_progress() {
         "PREV=$(grep -c '^- \\[ \\]' plan.md)\nwhile true; do\n  claude -p \"$(cat prompt.md)\"\n  AFTER=$(grep -c '^- \\[ \\]' plan.md)\n  if [ \"$AFTER\" -ge \"$PREV\" ]; then\n    break\n  fi\n  PREV=$AFTER\ndone\n",
         &[E5],
     );
-    // Two different measures are not one measure over two rounds.
+    // Two different measures are not one measure over two rounds, in
+    // any language.
+    check_absent(
+        JavaScript,
+        "async function refine(draft) {\n  let warningsBefore = lint(draft).warnings;\n  while (true) {\n    draft = await revise(draft);\n    const errorsAfter = lint(draft).errors;\n    if (errorsAfter.length >= warningsBefore.length) {\n      break;\n    }\n  }\n}\n",
+        E5,
+    );
     check_absent(
         Python,
         "def refine(draft):\n    tokens_before = count(draft)\n    while True:\n        draft = revise(draft)\n        if len(draft.current_errors) > tokens_before:\n            break\n",
@@ -2422,7 +2428,7 @@ fn gnu_timeouts_status_is_the_wall_clock() {
     // Another status is not the timeout's.
     check_absent(
         Bash,
-        "while true; do\n  claude -p \"$(cat PROMPT.md)\"\n  rc=$?\n  if [ $rc -eq 2 ]; then\n    exit 1\n  fi\ndone\n",
+        "for i in $(seq 1 20); do\n  timeout 600 claude -p \"$(cat PROMPT.md)\"\n  rc=$?\n  if [ $rc -eq 2 ]; then\n    echo 'agent ran out of time'\n    exit 1\n  fi\ndone\n",
         E4,
     );
 }
@@ -2461,6 +2467,18 @@ fn a_way_out_that_names_the_budget_says_why_the_loop_ends() {
     check_absent(
         Go,
         "package agent\n\nfunc Run(ctx context.Context, opt Options) (Result, error) {\n\tfor {\n\t\tfor _, h := range opt.Hooks.PreModel {\n\t\t\td := h(ctx, usage)\n\t\t\tif d.Stop {\n\t\t\t\treturn Result{}, ErrStopped\n\t\t\t}\n\t\t}\n\t\treply := chat(ctx, messages)\n\t\tmessages = append(messages, reply)\n\t}\n}\n",
+        E3,
+    );
+    // A wrapped error that mentions a budget in its message, and a done
+    // check whose result names one, are not the budget's.
+    check_absent(
+        Go,
+        "package agent\n\nfunc (a *Agent) Loop(ctx context.Context) error {\n\tfor {\n\t\tlimits, err := a.loadBudget(ctx)\n\t\tif err != nil {\n\t\t\treturn fmt.Errorf(\"load budget exceeded the retries: %w\", err)\n\t\t}\n\t\ta.step(ctx, limits)\n\t}\n}\n",
+        E3,
+    );
+    check_absent(
+        Python,
+        "def run(self):\n    while True:\n        reply = self.model.complete(self.messages)\n        if reply.done:\n            return Result(text=reply.text, budget_exceeded=False)\n        self.messages.append(reply)\n",
         E3,
     );
     // A context too long for the model, a second time, ends the loop.
@@ -2546,7 +2564,7 @@ fn a_step_that_asks_a_persons_approval_or_a_call_turned_down_hands_the_run_back(
 fn empty_cases_fall_through_to_the_exit_below_them() {
     check(
         JavaScript,
-        "async function loop(thread) {\n  for (;;) {\n    const step = await next(thread);\n    switch (step.intent) {\n      case 'done_for_now':\n      case 'request_more_information':\n        return thread;\n      default:\n        thread.push(await run(step));\n    }\n  }\n}\n",
+        "async function loop(thread) {\n  for (;;) {\n    const step = await next(thread);\n    switch (step.intent) {\n      case 'done_for_now':\n      // the person is asked\n      case 'request_more_information':\n        return thread;\n      default:\n        thread.push(await run(step));\n    }\n  }\n}\n",
         &[E1],
     );
 }
@@ -2623,6 +2641,13 @@ fn the_contexts_size_past_its_cap_is_the_budget() {
         "fn run(messages: &mut Vec<Message>) {\n    let mut iteration = 0;\n    loop {\n        iteration += 1;\n        if iteration >= MAX_ITERATIONS {\n            break;\n        }\n        let context_size: usize = messages.iter().map(|m| m.content.len()).sum();\n        if context_size > MAX_CONTEXT_CHARS {\n            break;\n        }\n        let reply = call_model(messages);\n        messages.push(reply);\n    }\n}\n",
         &[E2, E3],
     );
+    // A loop that drops the oldest message until the context fits trims
+    // and goes on.
+    check_absent(
+        Python,
+        "def fit(context):\n    while len(context) > MAX_CONTEXT_CHARS:\n        context.pop(0)\n    return context\n",
+        E3,
+    );
 }
 
 #[test]
@@ -2631,6 +2656,20 @@ fn a_framework_run_capped_by_an_option_or_a_setter_has_a_turn_cap() {
         Go,
         "package main\n\nfunc main() {\n\tagent := react.New(llm, tools)\n\tagent.SetMaxIterations(10)\n\tfor scanner.Scan() {\n\t\tanswer, err := agent.Run(ctx, scanner.Text())\n\t\tif err != nil {\n\t\t\tlog.Fatal(err)\n\t\t}\n\t\tfmt.Println(answer)\n\t}\n}\n",
         &[E2],
+    );
+}
+
+#[test]
+fn an_option_of_the_agents_cap_is_a_turn_cap() {
+    check(
+        Go,
+        "package main\n\nfunc main() {\n\tagent := agents.New(llm, agents.WithMaxSteps(10))\n\tfor scanner.Scan() {\n\t\tfmt.Println(agent.Run(ctx, scanner.Text()))\n\t}\n}\n",
+        &[E2],
+    );
+    check(
+        TypeScript,
+        "async function main() {\n  while (true) {\n    const task = await nextTask();\n    if (!task) break;\n    await runLoop({ model, prompt: task, stopWhen: iterationCountIs(20) });\n  }\n}\n",
+        &[E1, E2],
     );
 }
 

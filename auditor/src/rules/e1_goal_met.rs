@@ -564,11 +564,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // the work handed in.)
     // (Nor is a line editor's `Ok(Signal::Success(line))`: the person
     // typed a line.)
-    let input_submitted = (view.has("submit")
-        && view.has("input")
-        && !view.any(&["done", "goal", "pass", "final", "answer", "lgtm"]))
-        || (view.has("signal") && view.any(&["line", "buffer"]) && !view.any(&["goal", "final", "answer"]));
-    (view.any(DONE_WORDS) && !input_submitted)
+    let input_submitted = || {
+        (view.has("submit")
+            && view.has("input")
+            && !view.any(&["done", "goal", "pass", "final", "answer", "lgtm"]))
+            || (view.has("signal")
+                && view.any(&["line", "buffer"])
+                && !view.any(&["goal", "final", "answer"]))
+    };
+    (view.any(DONE_WORDS) && !input_submitted())
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
 }

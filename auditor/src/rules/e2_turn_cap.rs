@@ -166,12 +166,18 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
 
 pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     match call.callee_last.as_str() {
-        // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`.)
+        // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`; the AI
+        // SDK's `stopWhen: iterationCountIs(20)` in a loop of its own.)
         "MaxMessageTermination" | "stepCountIs" | "StepCountIs" | "iterationCountIs" => true,
         "stop_after_attempt" | "StopAfterAttempt" => decorator_counts(facts, call.decorator_loop),
         // An agent's option or setter of its own cap, outside any loop
         // (`agent.WithMaxSteps(10)`, `a.SetMaxIterations(10)`).
-        name if call.loops.is_empty() && name.len() <= 24 => {
+        name if call.loops.is_empty()
+            && name.len() <= 24
+            && ["with", "set"]
+                .iter()
+                .any(|prefix| name.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix))) =>
+        {
             let words = crate::words::canonical_words(name);
             matches!(words.first().map(String::as_str), Some("with" | "set"))
                 && words.iter().any(|w| w == "max")

@@ -24,7 +24,7 @@
 //! ```
 
 use super::{name_words, ClauseView, COUNT_WORDS};
-use crate::facts::{CallFact, Facts, KwargFact};
+use crate::facts::{CallFact, Facts, KwargFact, Role};
 
 /// Words of money or tokens spent (canonical: `usd` and `credits` are
 /// `cost`): what a bare `budget` must count to be one.
@@ -95,17 +95,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // The context's size against its cap (`context_size >
     // MAX_CONTEXT_CHARS`): the window the loop may fill.
+    // (Only where the loop leaves when it is over: a `while` that drops
+    // the oldest message until it fits trims and goes on.)
     if clause.ordering
+        && view.role == Role::Guard
         && view.has("context")
         && view.has("max")
-        && view.any(&["len", "chars", "size", "token"])
-        && !view.any(&["turn", "round", "step"])
+        && view.any(&["len", "chars", "token"])
+        && !view.any(COUNT_WORDS)
     {
         return true;
     }
     // A monitor of spend asked whether everything should stop
     // (`tokenMonitor.shouldPauseAll()`, `cost_tracker.should_stop()`).
-    if view.has("should") && view.any(&["pause", "stop", "halt"]) && view.any(&["token", "cost"]) {
+    if view.has("should") && view.any(&["pause", "stop"]) && view.any(&["token", "cost"]) {
         return true;
     }
     // Tokens counted with the model's encoder: `len(enc.encode(prompt)) > N`.

@@ -73,7 +73,6 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                     | "cycle"
                     | "cycles"
                     | "guard"
-                    | "doom"
             )
         });
     if !may_match {
@@ -141,7 +140,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // done.)
     // (`Some(AgentStateChange::Done) =>` names the state a tool asked
     // for: a transition, not a pass that changed nothing.)
-    let state_transition = view.has("state") && clause.equality && !clause.zero && !clause.negated;
+    // (Not a state compared with the one before, `state == prev_state`.)
+    let state_transition =
+        view.has("state") && clause.equality && !clause.negated && !clause.zero && !view.has("prev");
     if view.has("change")
         && !state_transition
         && !view.any(&["needs", "need", "requires", "required"])
@@ -158,9 +159,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // A guard against looping (`decision = loopGuard.observe(calls)` ...
-    // `if (decision.exhausted)`), a doom loop caught: repeats, not a cap.
+    // `if (decision.exhausted)`): repeats, not a cap. (A "doom loop" is a
+    // stall to the words, judged above.)
     if view.has("loop")
-        && view.any(&["guard", "doom"])
+        && view.has("guard")
         && !view.any(super::COUNT_WORDS)
         && !view.has("max")
         && leaves_on_detection
@@ -180,15 +182,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 
 /// The state compared with its previous value (`state == prev_state`).
 ///
-/// Or this pass's measure against the same measure of the pass before
-/// (`len(issues_after) >= len(issues_before)`, `[ "$AFTER" -le "$PREV" ]`):
-/// nothing got better.
+/// Or this round's measure against the same measure of the round before
+/// (`len(issues_after) >= len(issues_before)`, `[ "$AFTER" -ge "$PREV" ]`):
+/// whether the round changed it. (Which way is better depends on what is
+/// measured, open tasks or a score: the direction is not judged.)
 fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
-    let Some([(left, _), (right, _)]) = &clause.sides else {
-        // (A shell test has no sides: its words are all there is.)
-        return clause.ordering && view.has("after") && view.has("prev");
-    };
+    let Some([(left, _), (right, _)]) = &clause.sides else { return false };
     let has_prev = |side: &Vec<String>| side.iter().any(|w| w == "prev");
     // (`last.role != RoleTool` compares a kind, not two states.)
     if left.is_empty()
@@ -203,9 +203,13 @@ fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     }
     let (previous, current) = if has_prev(left) { (left, right) } else { (right, left) };
     let marker = |w: &String| matches!(w.as_str(), "after" | "current" | "new" | "prev" | "len");
+    // (One measure on both sides: the same words besides the markers, or
+    // none at all, `$AFTER` against `$PREV`.)
+    let measure = |side: &Vec<String>| side.iter().filter(|w| !marker(w)).cloned().collect::<Vec<String>>();
+    let (before, after) = (measure(previous), measure(current));
     clause.ordering
         && current.iter().any(|w| matches!(w.as_str(), "after" | "current" | "new"))
-        && current.iter().any(|w| !marker(w) && previous.contains(w))
+        && ((before.is_empty() && after.is_empty()) || after.iter().any(|w| before.contains(w)))
 }
 
 /// A framework's own stall limit (`max_stall_count=3`, Magentic's rounds

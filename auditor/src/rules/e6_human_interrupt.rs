@@ -151,21 +151,22 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // mentions one (`to_defer` of calls that require confirmation) unless
     // that value was asked of the user (`should_retry = ask_confirm(...)`).
     let compared_with_a_mode = view.clause.equality && !view.clause.literals.is_empty();
-    let asked = !view.expanded || view.any(&["ask", "human"]);
+    // (`hitl`: human in the loop.)
+    let asked = !view.expanded || view.any(&["ask", "human", "hitl"]);
     let confirmation = view.has("confirm") && asked && !compared_with_a_mode;
     if persons_interrupt || escalated_to_a_person || confirmation {
         return true;
     }
     // An approval that a model reviewer gives is a goal check (E1), one
     // that a person gives is theirs.
-    // (Critiques are "issue" to the words: `isApproved(critiques)`; a
-    // majority of evaluators is an approval strategy of models.)
-    // (A bare name whose value only mentions approval, `outcome` after
-    // `outcome = dispatch_tool(call, approve=...)`, is not asked of
-    // anyone.)
+    // (Critiques are "issue" to the words: `isApproved(critiques)`; an
+    // approval strategy, a majority of evaluators, is a setting of models.)
+    // (As for a confirmation, a name whose value only mentions approval,
+    // `outcome` after `outcome = dispatch_approved_tool(call)`, is not
+    // asked of anyone.)
     if view.has("approve")
         && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue", "majority", "strategy"])
-        && (view.clause.words.len() > 1 || view.from_input || !view.expanded)
+        && asked
     {
         return true;
     }
@@ -196,8 +197,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.clause.equality
         && !view.clause.differs
         && ((view.any_literal(&["ask"]) && view.any_literal(&["human"]))
-            || (view.any_literal(&["approve"]) && view.any_literal(&["request", "ask", "human", "manager"]))
-            || (view.any_literal(&["reject"]) && view.any_literal(&["tool", "call"])))
+            || (view.any_literal(&["approve"]) && view.any_literal(&["request", "ask", "human"]))
+            || (view.any_literal(&["reject"])
+                && view.any_literal(&["tool", "call"])
+                && !view.any_literal(&[
+                    "policy",
+                    "guard",
+                    "guardrail",
+                    "filter",
+                    "model",
+                    "schema",
+                    "validator",
+                ])))
     {
         return true;
     }

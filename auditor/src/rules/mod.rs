@@ -639,44 +639,39 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(ExitId::E8);
         }
     }
-    // A bound read as a turn cap by its bare names, whose values are spend
-    // (`if let Some(max) = self.config.max_total_tokens` ... `let total =
-    // input_tokens + output_tokens` ... `if total > max`): the budget's.
-    // (Asked of the names' values first: an expanded view costs more.)
-    let spend_behind = || {
-        clause.idents.iter().any(|ident| {
-            provenance.facts.aliases.get(ident).is_some_and(|definitions| {
-                definitions.iter().any(|d| d.words.iter().any(|w| w == "token" || w == "cost"))
-            })
-        })
-    };
     // Work left read by its bare name (`if remaining <= 0: break`), whose
     // value is the time left (`remaining = deadline - time.time()`): the
-    // wall clock's.
-    let time_behind = || {
-        clause.idents.iter().any(|ident| {
-            provenance.facts.aliases.get(ident).is_some_and(|definitions| {
-                definitions.iter().any(|d| d.words.iter().any(|w| w == "deadline" || w == "time"))
-            })
-        })
-    };
-    if by_name == Some(ExitId::E1) && clause.ordering && time_behind() {
+    // wall clock's. (Asked of the names' values first: an expanded view
+    // costs more.)
+    if by_name == Some(ExitId::E1)
+        && clause.ordering
+        && values_mention(provenance, clause, &["deadline", "time"])
+    {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
         if e4_wall_clock::clause_matches(&expanded) {
             return Some(ExitId::E4);
         }
     }
-    if by_name == Some(ExitId::E2) && clause.ordering && spend_behind() {
+    // A bound read as a turn cap by its bare names, whose values are spend
+    // (`if let Some(max) = self.config.max_total_tokens` ... `let total =
+    // input_tokens + output_tokens` ... `if total > max`): the budget's.
+    if by_name == Some(ExitId::E2)
+        && clause.ordering
+        && values_mention(provenance, clause, &["token", "cost"])
+    {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
         if expanded.any(&["token", "cost"]) && e3_budget_cap::clause_matches(&expanded) {
             return Some(ExitId::E3);
         }
     }
     // A decision whose name says nothing of why (`if d.Stop`, a hook's
-    // answer), taken by a way out that says the budget ran out (`return
-    // ..., ErrBudget`): the budget's.
-    if by_name.is_none_or(|id| matches!(id, ExitId::E1 | ExitId::E8))
-        && provenance.facts.budget_exit_sites.contains(&link.site.start)
+    // answer, read as a stop from outside or as the work's own stop),
+    // taken by a way out that says the budget ran out (`return ...,
+    // ErrBudget`): the budget's. (Not a check of the work that names it:
+    // `if done: ...`.)
+    let names_the_work = || own.any(&["done", "goal", "final", "answer", "pass", "tool"]);
+    if provenance.facts.budget_exit_sites.contains(&link.site.start)
+        && by_name.is_none_or(|id| id == ExitId::E8 || (id == ExitId::E1 && !names_the_work()))
     {
         return Some(ExitId::E3);
     }
@@ -709,6 +704,16 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// Whether a value given to a name of the clause holds one of `words`
+/// (its definitions' words, without the expanded view's cost).
+fn values_mention(provenance: &Provenance<'_>, clause: &Clause, words: &[&str]) -> bool {
+    clause.idents.iter().any(|ident| {
+        provenance.facts.aliases.get(ident).is_some_and(|definitions| {
+            definitions.iter().any(|d| d.words.iter().any(|w| words.contains(&w.as_str())))
+        })
+    })
 }
 
 /// `if (done) break` after `const { done, value } = await reader.read()`
