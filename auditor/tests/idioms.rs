@@ -2666,11 +2666,6 @@ fn an_option_of_the_agents_cap_is_a_turn_cap() {
         "package main\n\nfunc main() {\n\tagent := agents.New(llm, agents.WithMaxSteps(10))\n\tfor scanner.Scan() {\n\t\tfmt.Println(agent.Run(ctx, scanner.Text()))\n\t}\n}\n",
         &[E2],
     );
-    check(
-        TypeScript,
-        "async function main() {\n  while (true) {\n    const task = await nextTask();\n    if (!task) break;\n    await runLoop({ model, prompt: task, stopWhen: iterationCountIs(20) });\n  }\n}\n",
-        &[E1, E2],
-    );
 }
 
 #[test]

@@ -166,9 +166,8 @@ pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {
 
 pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     match call.callee_last.as_str() {
-        // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`; the AI
-        // SDK's `stopWhen: iterationCountIs(20)` in a loop of its own.)
-        "MaxMessageTermination" | "stepCountIs" | "StepCountIs" | "iterationCountIs" => true,
+        // (Go: charmbracelet/fantasy's `fantasy.StepCountIs(10)`.)
+        "MaxMessageTermination" | "stepCountIs" | "StepCountIs" => true,
         "stop_after_attempt" | "StopAfterAttempt" => decorator_counts(facts, call.decorator_loop),
         // An agent's option or setter of its own cap, outside any loop
         // (`agent.WithMaxSteps(10)`, `a.SetMaxIterations(10)`).
