@@ -205,11 +205,10 @@ fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     let marker = |w: &String| matches!(w.as_str(), "after" | "current" | "new" | "prev" | "len");
     // (One measure on both sides: the same words besides the markers, or
     // none at all, `$AFTER` against `$PREV`.)
-    let measure = |side: &Vec<String>| side.iter().filter(|w| !marker(w)).cloned().collect::<Vec<String>>();
-    let (before, after) = (measure(previous), measure(current));
+    let bare = previous.iter().all(marker) && current.iter().all(marker);
     clause.ordering
         && current.iter().any(|w| matches!(w.as_str(), "after" | "current" | "new"))
-        && ((before.is_empty() && after.is_empty()) || after.iter().any(|w| before.contains(w)))
+        && (bare || current.iter().any(|w| !marker(w) && previous.contains(w)))
 }
 
 /// A framework's own stall limit (`max_stall_count=3`, Magentic's rounds

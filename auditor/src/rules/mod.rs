@@ -639,29 +639,22 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(ExitId::E8);
         }
     }
-    // Work left read by its bare name (`if remaining <= 0: break`), whose
-    // value is the time left (`remaining = deadline - time.time()`): the
-    // wall clock's. (Asked of the names' values first: an expanded view
-    // costs more.)
-    if by_name == Some(ExitId::E1)
-        && clause.ordering
-        && values_mention(provenance, clause, &["deadline", "time"])
-    {
-        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
-        if e4_wall_clock::clause_matches(&expanded) {
-            return Some(ExitId::E4);
-        }
-    }
-    // A bound read as a turn cap by its bare names, whose values are spend
-    // (`if let Some(max) = self.config.max_total_tokens` ... `let total =
-    // input_tokens + output_tokens` ... `if total > max`): the budget's.
-    if by_name == Some(ExitId::E2)
-        && clause.ordering
-        && values_mention(provenance, clause, &["token", "cost"])
-    {
-        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
-        if expanded.any(&["token", "cost"]) && e3_budget_cap::clause_matches(&expanded) {
-            return Some(ExitId::E3);
+    // A goal or a bound read by its bare names, whose values say what they
+    // measure (asked of the values first: an expanded view costs more):
+    // work left that is the time left (`remaining = deadline -
+    // time.time()` ... `if remaining <= 0`) is the wall clock's; a cap
+    // over spend (`let total = input_tokens + output_tokens` ... `if total
+    // > max`) is the budget's.
+    let rereadings: [(ExitId, &[&str], ExitId, ClauseRule); 2] = [
+        (ExitId::E1, &["deadline", "time"], ExitId::E4, e4_wall_clock::clause_matches),
+        (ExitId::E2, &["token", "cost"], ExitId::E3, e3_budget_cap::clause_matches),
+    ];
+    for (read_as, measures, id, rule) in rereadings {
+        if by_name == Some(read_as) && clause.ordering && values_mention(provenance, clause, measures) {
+            let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+            if expanded.any(measures) && rule(&expanded) {
+                return Some(id);
+            }
         }
     }
     // A decision whose name says nothing of why (`if d.Stop`, a hook's
