@@ -168,7 +168,7 @@ impl Store {
             return Ok(None);
         }
         let now = now_millis();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let email: Option<String> = sqlx::query_scalar(
             "UPDATE signin_tokens SET used_at = $1 \
              WHERE token_hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING email",

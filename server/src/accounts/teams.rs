@@ -60,7 +60,7 @@ impl Store {
             return Err(AccountsError::BadSlug { slug: slug.to_string() });
         }
         let created_at = now_millis();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let administered: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM team_members WHERE account_id = $1 AND role = 'admin'")
                 .bind(account_id)

@@ -120,7 +120,7 @@ impl Store {
         ttl_ms: i64,
     ) -> Result<SeatHold, BillingError> {
         let now = now_millis();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         if !take_seat(&mut tx, limit).await? {
             tx.rollback().await?;
             return Err(BillingError::SoldOut);
@@ -206,7 +206,7 @@ impl Store {
     /// Moves a hold from `from` to `to` and the counter by `delta`, in one
     /// transaction; false when the hold was not in `from`.
     async fn move_hold(&self, hold_id: i64, from: &str, to: &str, delta: i64) -> Result<bool, BillingError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         // The counter row first: it is the lock every seat change takes.
         sqlx::query("UPDATE founder_seat_counter SET used = used + $1 WHERE id = 1")
             .bind(delta)
@@ -237,7 +237,7 @@ impl Store {
         subscription_id: Option<&str>,
         limit: u32,
     ) -> Result<PaidOutcome, BillingError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         // Lock the counter row before reading the hold, so a concurrent
         // release or sweep cannot slip between the read and the write.
         sqlx::query("UPDATE founder_seat_counter SET used = used WHERE id = 1").execute(&mut *tx).await?;
@@ -449,7 +449,7 @@ impl Store {
         limit: u32,
     ) -> Result<bool, BillingError> {
         let now = now_millis();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         if !take_seat(&mut tx, limit).await? {
             tx.rollback().await?;
             return Ok(false);

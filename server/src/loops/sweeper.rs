@@ -20,7 +20,7 @@ pub const LOST_SWEEP_EVERY: Duration = Duration::from_secs(30);
 /// Returns how many runs it marked. Taking the time as an argument lets
 /// tests sweep "an hour later" without waiting an hour.
 pub async fn sweep_lost_runs(store: &Store, now: i64) -> Result<u64, StoreError> {
-    let mut tx = store.pool().begin().await?;
+    let mut tx = store.begin_write().await?;
     let lost: Vec<(i64, String, i64, String, String)> = sqlx::query_as(
         "UPDATE runs SET state = $1, ended_at = $2 \
          WHERE state IN ($3, $4) \

@@ -425,7 +425,7 @@ async fn record(
             .await?;
         }
         Outcome::Bounced(reply) => {
-            let mut tx = store.pool().begin().await?;
+            let mut tx = store.begin_write().await?;
             sqlx::query(
                 "UPDATE deliveries SET state = 'bounced', attempts = $2, last_reply = $3, updated_at = $4 WHERE id = $1",
             )

@@ -114,7 +114,7 @@ impl Store {
     ) -> Result<ImportReport, NewsletterError> {
         let now = now_millis();
         let mut report = ImportReport::default();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         for email in addresses {
             let status: Option<String> =
                 sqlx::query_scalar("SELECT status FROM subscribers WHERE email = $1")

@@ -82,7 +82,7 @@ impl Store {
         let now = now_millis();
         let token = new_token(CONFIRM_PREFIX);
         let hash = token_hash(&token);
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.begin_write().await?;
         let status: Option<String> = sqlx::query_scalar("SELECT status FROM subscribers WHERE email = $1")
             .bind(email)
             .fetch_optional(&mut *tx)

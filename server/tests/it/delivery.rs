@@ -358,6 +358,34 @@ both_backends! {
     }
 }
 
+both_backends! {
+    async fn concurrent_subscribe_requests_all_store(db: TestDb) {
+        // Each request reads the address's status, then inserts or updates
+        // it; with other writers committing between the two, every request
+        // must still be stored (on SQLite a deferred transaction here fails
+        // with "database is locked", which the form hides from the reader).
+        let mut tasks = Vec::new();
+        for reader in 0..16 {
+            let store = db.store.clone();
+            tasks.push(tokio::spawn(async move {
+                store.request_subscription(&format!("reader-{reader}@example.com"), "form").await?;
+                store.request_subscription("shared@example.com", "form").await?;
+                store.put_setting(&format!("busy.{reader}"), "x").await.unwrap();
+                store.request_subscription(&format!("reader-{reader}@example.com"), "form").await
+            }));
+        }
+        for task in tasks {
+            let outcome = task.await.unwrap().expect("every subscribe request is stored");
+            assert!(matches!(outcome, server::newsletter::SubscribeOutcome::Confirm { .. }), "{outcome:?}");
+        }
+        assert_eq!(count(&db.store, "SELECT COUNT(*) FROM subscribers").await, 17);
+        assert_eq!(
+            count(&db.store, "SELECT COUNT(*) FROM subscribers WHERE status = 'pending' AND confirm_hash IS NOT NULL").await,
+            17
+        );
+    }
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
