@@ -385,8 +385,29 @@ fn add_function_loops(facts: &mut Facts) {
         }
         let _ = site;
     }
+    // A function under a retry decorator (`@retry(stop=stop_after_attempt(5))`)
+    // is the pass of that loop: its guarded returns and raises decide
+    // whether the tries go on (`if not check(answer): raise NotYet()`).
+    let mut retried = BTreeMap::new();
+    for (loop_id, fact) in facts.loops.iter().enumerate() {
+        if fact.kind != LoopKind::RetryDecorator {
+            continue;
+        }
+        let decorated = facts.functions.iter().position(|function| {
+            function.name.is_some()
+                && function.name == fact.function_name
+                && fact.range.start <= function.range.start
+                && function.range.end <= fact.range.end
+        });
+        if let Some(function) = decorated {
+            retried.insert(function, loop_id);
+        }
+    }
     for exit in &facts.function_exits {
-        if let Some(&loop_id) = loop_of_function.get(&exit.function) {
+        for loop_id in
+            [loop_of_function.get(&exit.function), retried.get(&exit.function)].into_iter().flatten()
+        {
+            let loop_id = *loop_id;
             facts.loops[loop_id].exit_sites += 1;
             for &clause in &exit.clauses {
                 facts.links.push(facts::ExitLink {
@@ -454,6 +475,9 @@ const FRAMEWORKS: &[Framework] = &[
             "MagenticOneGroupChat",
             "GroupChat",
             "initiate_chat",
+            // AgentChat's `AssistantAgent(...).run(task=...)`: model calls
+            // and tool calls until the model answers.
+            "AssistantAgent",
         ],
         bound: None,
         loops_with: &[],

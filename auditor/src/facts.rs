@@ -2269,9 +2269,8 @@ impl<'s, 't> Walker<'s, 't> {
                 let frame = self.function_frames[position];
                 let FrameRole::Function(id) = self.frames[frame].role else { continue };
                 let Some(name) = self.facts.functions[id].name.as_deref() else { continue };
-                let innermost = position + 1 == self.function_frames.len();
                 if name == callee_last {
-                    if innermost || bare {
+                    if bare {
                         self.facts.functions[id].recursive = true;
                         // `if depth > 1: self.research(depth - 1)`: the
                         // recursion goes on only under these guards.

@@ -927,6 +927,41 @@ fn a_call_on_another_object_of_the_same_name_is_no_cycle() {
 }
 
 #[test]
+fn a_namesake_called_on_another_receiver_is_no_recursion() {
+    // `Tool::new` in `fn new` and `agent.run` in `def run` call another
+    // type's or object's function of the same name: no loop at all.
+    let rust = "impl Analyzer {\n    pub fn new(config: Config) -> Self {\n        let tool = Tool::new(config.clone());\n        let agent = Agent::new(tool);\n        Self { agent }\n    }\n}\n";
+    assert!(
+        warnings(Rust, rust).iter().any(|w| w.starts_with("no-loop-found")),
+        "{:?}",
+        warnings(Rust, rust)
+    );
+    let python = "class Worker:\n    def run(self, task):\n        result = agent.run(task)\n        if result.ok:\n            return result\n";
+    assert!(
+        warnings(Python, python).iter().any(|w| w.starts_with("no-loop-found")),
+        "{:?}",
+        warnings(Python, python)
+    );
+    // Its own receiver still recurses.
+    check(
+        Python,
+        "class Worker:\n    def run(self, task, depth=0):\n        if depth >= 5:\n            return None\n        return self.run(task, depth + 1)\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn autogen_assistant_agent_runs_are_framework_loops() {
+    // AgentChat's `AssistantAgent(...).run(task=...)` calls the model and
+    // its tools until it answers; a timeout around the run is its wall clock.
+    check(
+        Python,
+        "async def solve(question):\n    agent = AssistantAgent(name=\"calc\", model_client=client, workbench=bench)\n    response = await asyncio.wait_for(agent.run(task=question), timeout=300.0)\n    return response.messages[-1].content\n",
+        &[E4],
+    );
+}
+
+#[test]
 fn a_function_called_again_from_its_own_callback_recurses() {
     // The recursive research call sits in the arrow handed to `map`: it is
     // still the function calling itself, while depth is left.
