@@ -1418,6 +1418,39 @@ impl<'s, 't> Walker<'s, 't> {
         self.loop_frames.iter().filter(move |frame| **frame >= floor)
     }
 
+    /// A `break` without a label inside a `switch` (JavaScript, Go) or a
+    /// Go `select` leaves that statement, not the loop around it.
+    fn breaks_a_switch(&self, node: Node<'t>) -> bool {
+        if !matches!(self.family, Family::Js | Family::Go)
+            || self.kind_name(node) != "break_statement"
+            || (0..node.named_child_count()).any(|index| {
+                node.named_child(index as u32)
+                    .is_some_and(|child| matches!(child.kind(), "statement_identifier" | "label_name"))
+            })
+        {
+            return false;
+        }
+        let Some((frame, _)) = self.innermost_loop() else { return false };
+        let loop_node = self.frames[frame].node;
+        let mut ancestor = node.parent();
+        while let Some(current) = ancestor {
+            if current.id() == loop_node.id() {
+                return false;
+            }
+            if matches!(
+                self.kind_name(current),
+                "switch_statement"
+                    | "expression_switch_statement"
+                    | "type_switch_statement"
+                    | "select_statement"
+            ) {
+                return true;
+            }
+            ancestor = current.parent();
+        }
+        false
+    }
+
     fn innermost_loop(&self) -> Option<(usize, usize)> {
         let frame = *self.loops_of_current_function().last()?;
         match self.frames[frame].role {
@@ -3420,6 +3453,9 @@ impl<'s, 't> Walker<'s, 't> {
     /// A statement that leaves a loop: `break` leaves the innermost loop;
     /// `return`, `raise` and process exits leave every loop of the function.
     fn exit_site(&mut self, node: Node<'t>, leaves_function: bool) {
+        if !leaves_function && self.breaks_a_switch(node) {
+            return;
+        }
         // The nearest enclosing handler learns that it leaves.
         let handler = self.guard_frames.last().and_then(|frame| match self.frames[*frame].role {
             FrameRole::Handler(id) => Some(id),

@@ -121,6 +121,36 @@ fn e1_a_state_machine_ends_on_a_finish_action() {
 }
 
 #[test]
+fn e1_what_the_reply_was_to_produce_parsed_out_of_it() {
+    // The coder's reply carries the pull request's number: the task loop is
+    // done and returns into the review.
+    let source = "def run_task(task, max_rounds):\n    for attempt in range(max_rounds):\n        output = run_agent(prompt)\n        pr_number = parse_pr_number(output)\n        if pr_number is not None:\n            return run_review(pr_number)\n        prompt = clarify(output)\n";
+    check(Python, source, &[E1, E2]);
+    assert_eq!(evidence_lines(Python, source, E1), [5]);
+    // Decoy: a parsed error is no result.
+    check(
+        Python,
+        "def run_task(task, max_rounds):\n    for attempt in range(max_rounds):\n        output = run_agent(prompt)\n        error = parse_error(output)\n        if error is not None:\n            return report(error)\n        prompt = clarify(output)\n",
+        &[E2],
+    );
+}
+
+#[test]
+fn a_break_in_a_switch_leaves_the_switch_not_the_loop() {
+    // The `done` case's `break` ends the switch; the events go on.
+    let js = "async function run(loop) {\n  for await (const event of loop.run(messages)) {\n    switch (event.type) {\n      case 'done':\n        log(event);\n        break;\n      default:\n        break;\n    }\n  }\n}\n";
+    check(TypeScript, js, &[]);
+    // A labelled break leaves the loop it names.
+    let labelled = "async function run(loop) {\n  events: for await (const event of loop.run(messages)) {\n    switch (event.type) {\n      case 'done':\n        break events;\n    }\n  }\n}\n";
+    check(TypeScript, labelled, &[E1]);
+    // Go: the same in a `select`, and the labelled form.
+    let go = "package agent\n\nfunc run(events chan Event, stop chan struct{}) {\n\tfor {\n\t\tselect {\n\t\tcase <-stop:\n\t\t\tbreak\n\t\tcase ev := <-events:\n\t\t\thandle(ev)\n\t\t}\n\t}\n}\n";
+    check_absent(Go, go, E8);
+    let go_labelled = go.replace("\tfor {", "Loop:\n\tfor {").replace("\t\t\tbreak\n", "\t\t\tbreak Loop\n");
+    check(Go, &go_labelled, &[E8]);
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,

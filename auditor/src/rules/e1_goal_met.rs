@@ -130,6 +130,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // What this pass parsed out of its reply is there, and the loop returns
+    // with it (`pr_number = parse_pr_number(output)` ... `if pr_number is
+    // not None: return review(pr_number)`): the reply carried what the task
+    // was to produce.
+    let present = if clause.none_literal {
+        clause.differs != clause.negated
+    } else {
+        !clause.negated && !clause.equality && !clause.ordering && !clause.membership
+    };
+    if present
+        && view.this_pass
+        && view.returns_value
+        && view.role == Role::Guard
+        && !view.from_input
+        && view.any(&["parse", "parsed", "extract", "extracted"])
+        && !view.any(&["error", "fail", "failed", "failure"])
+    {
+        return true;
+    }
     // The model answered in plain text rather than with calls
     // (`if isinstance(result, str): break` over a reply that is either).
     if view.any_callee(&["isinstance"])
