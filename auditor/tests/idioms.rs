@@ -151,6 +151,33 @@ fn a_break_in_a_switch_leaves_the_switch_not_the_loop() {
 }
 
 #[test]
+fn a_method_asked_whether_to_go_on_is_no_goal() {
+    // `should_continue(state)` is the runtime's policy: turns, spend or the
+    // work, the name does not say which.
+    check(
+        Python,
+        "class Runtime:\n    async def execute(self, state):\n        while True:\n            state = await self.loop.step(state)\n            if not self.loop.should_continue(state):\n                break\n",
+        &[],
+    );
+    // The pass's own reply that asks for no more is the model's answer.
+    check(
+        Python,
+        "class Runtime:\n    async def execute(self, state):\n        while True:\n            reply = await self.model.step(state)\n            if not reply.should_continue:\n                break\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn a_timeout_on_stopping_is_no_wall_clock_of_the_loop() {
+    // `stop()` waits five seconds for the polling task it told to stop.
+    let stopping = "class Bot:\n    async def poll(self):\n        while not self._stop_event.is_set():\n            await self.answer(fetch())\n\n    async def stop(self):\n        self._stop_event.set()\n        await asyncio.wait_for(self._task, timeout=5.0)\n";
+    check(Python, stopping, &[E8]);
+    // A timeout around the run itself is one.
+    let running = stopping.replace("async def stop(self)", "async def run_bot(self)");
+    check(Python, &running, &[E4, E8]);
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,

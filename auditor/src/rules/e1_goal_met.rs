@@ -487,10 +487,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // This pass did not ask to go on (`if not step.heartbeat_request`,
-    // `if not reply.should_continue`).
+    // `if not reply.should_continue`). (A method asked whether to go on,
+    // `self.loop.should_continue(state)`, is a policy whose reasons are
+    // its own: turns, spend or the work.)
     if view.this_pass
         && clause.negated
         && view.any(&["heartbeat", "continue", "continuation", "more", "followup", "again"])
+        && !clause.call_root.as_deref().is_some_and(|root| {
+            crate::words::canonical_words(root.rsplit(['.', ':']).next().unwrap_or(root))
+                .iter()
+                .any(|w| w == "continue")
+        })
     {
         return true;
     }

@@ -130,9 +130,23 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
                 && call.named_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
                 && !configures_a_client(call)
                 && !bounds_one_step(facts, call)
+                && !call.named_function.as_deref().is_some_and(shuts_down)
         }
         _ => false,
     }
+}
+
+/// A function that stops or closes what runs (`async def stop(self)`,
+/// `shutdown`): a timeout there bounds the wait for the loop to finish
+/// after it was told to, not the loop's run (`await
+/// asyncio.wait_for(self._task, timeout=5.0)`).
+fn shuts_down(name: &str) -> bool {
+    let words = crate::words::canonical_words(name);
+    words.iter().any(|w| {
+        matches!(w.as_str(), "stop" | "shutdown" | "close" | "cleanup" | "teardown" | "dispose" | "terminate")
+    }) && !words
+        .iter()
+        .any(|w| matches!(w.as_str(), "run" | "loop" | "main" | "agent" | "execute" | "until" | "start"))
 }
 
 /// `reqwest::Client::builder().timeout(..)`, `http.timeout(..)`: the
