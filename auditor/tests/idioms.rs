@@ -178,6 +178,36 @@ fn a_timeout_on_stopping_is_no_wall_clock_of_the_loop() {
 }
 
 #[test]
+fn a_stop_event_of_the_reply_stream_is_no_outside_stop() {
+    // Bedrock's `messageStop` chunk ends one streamed reply: the model
+    // stopped writing, nobody outside asked.
+    check_absent(
+        TypeScript,
+        "async function* converse(client, input) {\n  let stopReason = '';\n  do {\n    const response = await client.send(new ConverseStreamCommand(input));\n    for await (const chunk of response.stream) {\n      if (chunk.contentBlockDelta) {\n        yield chunk.contentBlockDelta.delta.text;\n      } else if (chunk.messageStop) {\n        stopReason = chunk.messageStop.stopReason ?? '';\n        break;\n      }\n    }\n    input.messages.push(await runTools(input));\n  } while (stopReason === 'tool_use');\n}\n",
+        E8,
+    );
+    // A stop flag set from outside still is one.
+    check(
+        TypeScript,
+        "async function run(agent) {\n  while (true) {\n    if (agent.stopRequested) break;\n    await agent.step();\n  }\n}\n",
+        &[E8],
+    );
+}
+
+#[test]
+fn whether_a_call_needs_approval_is_no_persons_answer() {
+    // The exit under `NeedsApproval` is the approval step's own error.
+    let go = "package agent\n\nfunc run(ctx Context, calls []Call) error {\n\tfor _, tc := range calls {\n\t\tif tc.NeedsApproval {\n\t\t\tif err := requestApproval(ctx, tc); err != nil {\n\t\t\t\treturn err\n\t\t\t}\n\t\t}\n\t\texecute(tc)\n\t}\n\treturn nil\n}\n";
+    check_absent(Go, go, E6);
+    // A pass whose result says approval is required hands the run over.
+    check(
+        Python,
+        "def run(messages):\n    while True:\n        result = run_tool(llm(messages))\n        approval_required = result.get(\"approval_required\")\n        if approval_required:\n            return ask_user(result)\n        messages.append(result)\n",
+        &[E6],
+    );
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,

@@ -164,8 +164,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (As for a confirmation, a name whose value only mentions approval,
     // `outcome` after `outcome = dispatch_approved_tool(call)`, is not
     // asked of anyone.)
+    // (Whether a call needs approval, `if tc.NeedsApproval`, is asked of
+    // the call, not of the person: their answer comes after. A pass whose
+    // result says approval is required, `approval_required=$(... | jq ..)`,
+    // stops there to hand the run to the person.)
+    let needs_approval = view.any(&["need", "needs", "require", "requires", "required"]) && !view.this_pass;
     if view.has("approve")
         && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue", "majority", "strategy"])
+        && !needs_approval
         && asked
     {
         return true;

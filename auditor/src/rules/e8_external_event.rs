@@ -179,8 +179,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // decide this pass, is such a request too.)
     let asked_to_exit = view.has("should") && view.has("exit");
     // (So is a pause asked from outside, `if (pauseSignal.isPaused()) break`.)
+    // (A stop read off a streamed chunk, `chunk.messageStop`, is the
+    // reply's own event: the model stopped writing.)
     if (view.has("stop") || asked_to_exit || view.has("paused"))
-        && !view.any(&["condition", "func", "budget", "cost"])
+        && !view.any(&["condition", "func", "budget", "cost", "chunk"])
         && !error_check
         && !finished
         && (asked_by_hook || (!view.this_pass && !view.assigned_in_loop))
