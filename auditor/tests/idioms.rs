@@ -208,6 +208,26 @@ fn whether_a_call_needs_approval_is_no_persons_answer() {
 }
 
 #[test]
+fn a_line_editors_end_of_input_is_the_persons() {
+    check(
+        Rust,
+        "async fn repl(editor: &mut Editor) -> Result<()> {\n    loop {\n        let line = match editor.read_line(\"> \").await? {\n            ReadLineResult::Line(text) => text,\n            ReadLineResult::Eof => break,\n        };\n        run_turn(&line).await?;\n    }\n    Ok(())\n}\n",
+        &[E6],
+    );
+}
+
+#[test]
+fn denials_that_trip_a_breaker_are_an_error_threshold() {
+    // Denied calls counted in the dispatch until they trip: the breaker's
+    // limit ends the run, not a person's answer.
+    check(
+        TypeScript,
+        "async function runTurn(state) {\n  for (;;) {\n    const result = await runIteration(state);\n    if (!result.needsToolDispatch) break;\n    const denialTrip = await dispatchAndAppend(result.state);\n    if (denialTrip) {\n      return;\n    }\n  }\n}\n",
+        &[E1, E7],
+    );
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,

@@ -110,6 +110,8 @@ fn chose_to_cancel(view: &ClauseView<'_>) -> bool {
 fn turned_down(view: &ClauseView<'_>) -> bool {
     view.has("reject")
         && !view.any(&[
+            "trip",
+            "breaker",
             "critic",
             "evaluate",
             "judge",
@@ -234,7 +236,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `Err(ReadlineError::Eof) => break`: the person closed the prompt
     // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
     let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
+    // `ReadLineResult::Eof => break`: a line editor's end of input, by its
+    // own words.
+    let line_closed = view.has("eof") && view.has("line") && view.any(&["read", "editor"]);
     view.any_callee(&["input"])
+        || line_closed
         || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
         || input_closed
         || quit_command

@@ -47,7 +47,9 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
-    if view.has("breaker") {
+    // (`if (denialTrip)`: denials or errors counted until they trip, a
+    // breaker by another name.)
+    if view.has("breaker") || (view.has("trip") && view.any(&["reject", "error"])) {
         return true;
     }
     // An allowance spent by each skip just before the exit (`if
