@@ -228,6 +228,23 @@ fn denials_that_trip_a_breaker_are_an_error_threshold() {
 }
 
 #[test]
+fn a_recursion_that_goes_on_while_the_check_fails_ends_when_it_passes() {
+    // The refinement calls itself again only while the reply's JSON does
+    // not validate; the count of tries caps it.
+    check(
+        Go,
+        "package refine\n\nfunc refine(ctx Context, tries int) {\n\tif tries >= maxTries {\n\t\treturn\n\t}\n\tpost(ctx, func(body []byte) {\n\t\tout, err := ValidateJson(body)\n\t\tif err == nil {\n\t\t\tsend(out)\n\t\t} else {\n\t\t\trefine(ctx, tries+1)\n\t\t}\n\t})\n}\n",
+        &[E1, E2],
+    );
+    // The same as a loop's own condition.
+    check(
+        Go,
+        "package refine\n\nfunc refine(reply string) string {\n\tout, err := ValidateJson(reply)\n\tfor err != nil {\n\t\treply = askAgain(reply, err)\n\t\tout, err = ValidateJson(reply)\n\t}\n\treturn out\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,

@@ -292,12 +292,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // A check that returned no error (`if err := t.validateJSON(out); err
     // != nil { continue }` ... `return out`): the output passed it.
-    if view.has("test")
-        && view.has("error")
-        && clause.none_literal
-        && clause.differs == clause.negated
-        && !clause.ordering
-        && view.role == Role::Guard
+    // (A loop's own condition, or a recursion's guard, is left when it
+    // turns false: the recursion that goes on only while `err == nil` does
+    // not hold ends once the check returns no error.)
+    let leaves_on_no_error = match view.role {
+        Role::Guard => clause.differs == clause.negated,
+        Role::LoopCondition => clause.differs != clause.negated,
+        _ => false,
+    };
+    if view.has("test") && view.has("error") && clause.none_literal && leaves_on_no_error && !clause.ordering
     {
         return true;
     }
