@@ -2017,9 +2017,18 @@ impl<'s, 't> Walker<'s, 't> {
                             .local_definition(node, text)
                             .is_some_and(|value| python_range(self.text(value))))
             }
+            // `0..n`, `(1..=max).rev()`; not a slice of a collection walked
+            // (`for msg in &history[start..]`).
             Family::Rust => {
+                let mut walked = node;
+                while self.kind_name(walked) == "reference_expression" {
+                    match walked.named_child(walked.named_child_count().saturating_sub(1) as u32) {
+                        Some(inner) => walked = inner,
+                        None => break,
+                    }
+                }
                 let inner = text.trim_start_matches('(').trim_end_matches(')');
-                inner.contains("..") && !inner.ends_with("..")
+                inner.contains("..") && !inner.ends_with("..") && self.kind_name(walked) != "index_expression"
             }
             // `range 10`, `range maxTurns`; a slice of steps (`range
             // l.config.Steps`) is a walk over a collection.

@@ -245,6 +245,31 @@ fn a_recursion_that_goes_on_while_the_check_fails_ends_when_it_passes() {
 }
 
 #[test]
+fn blank_lines_typed_in_a_row_are_no_error_threshold() {
+    // The reader of a multi-line message stops at a blank line.
+    check_absent(
+        Go,
+        "package main\n\nfunc readMessage(reader *bufio.Reader) string {\n\tvar lines []string\n\temptyLineCount := 0\n\tfor {\n\t\tline, _ := reader.ReadString('\\n')\n\t\tif line == \"\\n\" {\n\t\t\temptyLineCount++\n\t\t\tif emptyLineCount >= 1 && len(lines) > 0 {\n\t\t\t\tbreak\n\t\t\t}\n\t\t\tcontinue\n\t\t}\n\t\temptyLineCount = 0\n\t\tlines = append(lines, line)\n\t\tsend(lines)\n\t}\n\treturn strings.Join(lines, \"\")\n}\n",
+        E7,
+    );
+}
+
+#[test]
+fn a_slice_of_a_collection_walked_is_no_turn_cap() {
+    // Rust: `&history[start..]` is a walk over messages, `0..max` a count.
+    check_absent(
+        Rust,
+        "fn persist(history: &[Message], start: usize) {\n    for msg in &history[start..] {\n        store.save(msg);\n    }\n}\n",
+        E2,
+    );
+    check(
+        Rust,
+        "async fn run(&mut self) {\n    for _ in 0..self.max_turns {\n        self.step().await;\n    }\n}\n",
+        &[E2],
+    );
+}
+
+#[test]
 fn e1_work_drained_and_markers_found() {
     check(
         Python,
@@ -2004,10 +2029,12 @@ fn clocks_of_one_request_and_controllers_named_for_a_clock_are_no_outside_stop()
 
 #[test]
 fn an_evaluator_s_approval_and_passes_that_did_nothing() {
+    // The evaluators' approval of the critiques is the models' goal check
+    // (E1), no person's (E6).
     check(
         Go,
         "package agent\n\nfunc (ge *GeneratorEvaluator) Run(ctx context.Context) (string, error) {\n\tfor i := 0; i < ge.maxRounds; i++ {\n\t\tdraft := ge.generate(ctx)\n\t\tcritiques := ge.evaluate(ctx, draft)\n\t\tif ge.isApproved(critiques) {\n\t\t\treturn draft, nil\n\t\t}\n\t}\n\treturn \"\", errTooManyRounds\n}\n",
-        &[E2],
+        &[E1, E2],
     );
     check(
         Python,

@@ -266,8 +266,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("action") && view.has("exit") {
         return true;
     }
-    // A reviewer that approves, or nothing left to fix.
+    // A reviewer that approves, or nothing left to fix. (Critiques are
+    // "issue" to the words: `ge.isApproved(critiques)` after the evaluators
+    // ran is the models' approval.)
     if view.has("critic") && view.any(&["approve", "pass", "done", "ok", "lgtm"]) {
+        return true;
+    }
+    if view.has("approve") && view.any(&["evaluate", "evaluator", "judge", "issue"]) && !clause.negated {
         return true;
     }
     if view.has("issue") && view.tests_nothing() {

@@ -154,8 +154,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // that value was asked of the user (`should_retry = ask_confirm(...)`).
     let compared_with_a_mode = view.clause.equality && !view.clause.literals.is_empty();
     // (`hitl`: human in the loop.)
-    let asked = !view.expanded || view.any(&["ask", "human", "hitl"]);
-    let confirmation = view.has("confirm") && asked && !compared_with_a_mode;
+    let asked = || !view.expanded || view.any(&["ask", "human", "hitl"]);
+    let confirmation = view.has("confirm") && asked() && !compared_with_a_mode;
     if persons_interrupt || escalated_to_a_person || confirmation {
         return true;
     }
@@ -170,11 +170,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // the call, not of the person: their answer comes after. A pass whose
     // result says approval is required, `approval_required=$(... | jq ..)`,
     // stops there to hand the run to the person.)
-    let needs_approval = view.any(&["need", "needs", "require", "requires", "required"]) && !view.this_pass;
     if view.has("approve")
         && !view.any(&["critic", "evaluate", "evaluator", "judge", "issue", "majority", "strategy"])
-        && !needs_approval
-        && asked
+        && (view.this_pass || !view.any(&["need", "needs", "require", "requires", "required"]))
+        && asked()
     {
         return true;
     }

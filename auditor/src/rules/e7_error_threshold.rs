@@ -86,11 +86,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             return true;
         }
     }
+    // (Blank lines typed in a row, `emptyLineCount >= 1`, end a person's
+    // message: nothing failed.)
+    let blank_lines = || view.has("empty") && view.has("line");
     // Bad outcomes counted (`bad_attempts <= max_bad_attempts`,
     // `no_command_count >= MAX_NO_COMMAND`).
     if view.any(&["bad", "invalid", "rejected", "wrong", "empty"])
         && view.any(&["attempt", "len", "times"])
         && clause.ordering
+        && !blank_lines()
     {
         return true;
     }
@@ -101,6 +105,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.failure_counter
         && !counts_successes
         && (clause.ordering || (clause.equality && clause.number && !clause.zero))
+        && !blank_lines()
     {
         return true;
     }
