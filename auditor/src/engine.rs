@@ -386,8 +386,8 @@ fn add_function_loops(facts: &mut Facts) {
         let _ = site;
     }
     // A function under a retry decorator (`@retry(stop=stop_after_attempt(5))`)
-    // is the pass of that loop: its guarded returns and raises decide
-    // whether the tries go on (`if not check(answer): raise NotYet()`).
+    // is the pass of that loop: its guarded returns leave it, its guarded
+    // raises try again (`if not check(answer): raise NotYet()`).
     let mut retried = BTreeMap::new();
     for (loop_id, fact) in facts.loops.iter().enumerate() {
         if fact.kind != LoopKind::RetryDecorator {
@@ -404,15 +404,17 @@ fn add_function_loops(facts: &mut Facts) {
         }
     }
     for exit in &facts.function_exits {
-        for loop_id in
-            [loop_of_function.get(&exit.function), retried.get(&exit.function)].into_iter().flatten()
-        {
-            let loop_id = *loop_id;
+        let recursion = loop_of_function.get(&exit.function).map(|&id| (id, Role::Guard));
+        // Under the retry decorator a raise tries again: the clause above it
+        // is the condition to go on, as a loop's own condition is.
+        let retry_role = if exit.raises { Role::LoopCondition } else { Role::Guard };
+        let retry = retried.get(&exit.function).map(|&id| (id, retry_role));
+        for (loop_id, role) in [recursion, retry].into_iter().flatten() {
             facts.loops[loop_id].exit_sites += 1;
             for &clause in &exit.clauses {
                 facts.links.push(facts::ExitLink {
                     clause,
-                    role: Role::Guard,
+                    role,
                     loop_id,
                     site: exit.site.clone(),
                     via: None,
@@ -476,7 +478,7 @@ const FRAMEWORKS: &[Framework] = &[
             "GroupChat",
             "initiate_chat",
             // AgentChat's `AssistantAgent(...).run(task=...)`: model calls
-            // and tool calls until the model answers.
+            // and rounds of tool calls (`max_tool_iterations` of them).
             "AssistantAgent",
         ],
         bound: None,

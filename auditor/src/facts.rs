@@ -2017,18 +2017,29 @@ impl<'s, 't> Walker<'s, 't> {
                             .local_definition(node, text)
                             .is_some_and(|value| python_range(self.text(value))))
             }
-            // `0..n`, `(1..=max).rev()`; not a slice of a collection walked
-            // (`for msg in &history[start..]`).
+            // `0..n`, `(1..=max).rev()`, `(0..n).step_by(2)`; not a slice of
+            // a collection walked (`&history[start..]`, `x[a..b].iter()`).
             Family::Rust => {
                 let mut walked = node;
-                while self.kind_name(walked) == "reference_expression" {
-                    match walked.named_child(walked.named_child_count().saturating_sub(1) as u32) {
+                loop {
+                    let inner = match self.kind_name(walked) {
+                        "reference_expression" | "parenthesized_expression" => {
+                            walked.named_child(walked.named_child_count().saturating_sub(1) as u32)
+                        }
+                        // A method called on it: what it is called on.
+                        "call_expression" => self
+                            .field(walked, "function")
+                            .filter(|function| self.kind_name(*function) == "field_expression")
+                            .and_then(|function| self.field(function, "value")),
+                        _ => None,
+                    };
+                    match inner {
                         Some(inner) => walked = inner,
                         None => break,
                     }
                 }
                 let inner = text.trim_start_matches('(').trim_end_matches(')');
-                inner.contains("..") && !inner.ends_with("..") && self.kind_name(walked) != "index_expression"
+                self.kind_name(walked) == "range_expression" && inner.contains("..") && !inner.ends_with("..")
             }
             // `range 10`, `range maxTurns`; a slice of steps (`range
             // l.config.Steps`) is a walk over a collection.
@@ -2290,9 +2301,15 @@ impl<'s, 't> Walker<'s, 't> {
             let receiver = receiver.trim_end_matches(['.', ':', '>', '-']);
             !receiver.contains(['.', '>', ':']) || receiver.starts_with("super()")
         });
-        let calls_namesake =
-            !own_receiver && self.enclosing_function_name().is_some_and(|name| name == callee_last);
-        if in_loop && !calls_namesake {
+        let bare = own_receiver && {
+            let receiver = callee.strip_suffix(callee_last.as_str()).unwrap_or("");
+            let receiver = receiver.trim_end_matches(['.', ':']);
+            matches!(receiver, "" | "self" | "this" | "cls" | "Self") || self.is_go_receiver(receiver)
+        };
+        // (`agent.run(task)` in `def run`: another object's function of the
+        // same name, no step of a loop.)
+        let calls_namesake = !bare && self.enclosing_function_name().is_some_and(|name| name == callee_last);
+        if in_loop && !calls_namesake && !self.facts.called_in_loops.contains(&callee_last) {
             self.facts.called_in_loops.insert(callee_last.clone());
         }
         // A call of the function it sits in makes that function recursive;
@@ -2300,11 +2317,6 @@ impl<'s, 't> Walker<'s, 't> {
         // the arrow handed to `map`) when the call names no other object.
         // Calls to other functions of the file are kept for the search for
         // mutual recursion.
-        let bare = own_receiver && {
-            let receiver = callee.strip_suffix(callee_last.as_str()).unwrap_or("");
-            let receiver = receiver.trim_end_matches(['.', ':']);
-            matches!(receiver, "" | "self" | "this" | "cls" | "Self") || self.is_go_receiver(receiver)
-        };
         if !callee_last.is_empty() && own_receiver {
             let mut named = 0;
             for position in (0..self.function_frames.len()).rev() {

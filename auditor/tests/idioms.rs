@@ -175,6 +175,13 @@ fn a_timeout_on_stopping_is_no_wall_clock_of_the_loop() {
     // A timeout around the run itself is one.
     let running = stopping.replace("async def stop(self)", "async def run_bot(self)");
     check(Python, &running, &[E4, E8]);
+    // By the name's own words: `shut_down`, Go's `Shutdown`.
+    check(Python, &stopping.replace("async def stop(self)", "async def shut_down(self)"), &[E8]);
+    check_absent(
+        Go,
+        "package bot\n\nfunc (b *Bot) Poll(ctx context.Context) {\n\tfor ctx.Err() == nil {\n\t\tb.answer(fetch())\n\t}\n}\n\nfunc (b *Bot) Shutdown() {\n\tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)\n\tdefer cancel()\n\tb.wait(ctx)\n}\n",
+        E4,
+    );
 }
 
 #[test]
@@ -262,9 +269,19 @@ fn a_slice_of_a_collection_walked_is_no_turn_cap() {
         "fn persist(history: &[Message], start: usize) {\n    for msg in &history[start..] {\n        store.save(msg);\n    }\n}\n",
         E2,
     );
+    check_absent(
+        Rust,
+        "fn persist(history: &[Message], a: usize, b: usize) {\n    for msg in history[a..b].iter() {\n        store.save(msg);\n    }\n}\n",
+        E2,
+    );
     check(
         Rust,
         "async fn run(&mut self) {\n    for _ in 0..self.max_turns {\n        self.step().await;\n    }\n}\n",
+        &[E2],
+    );
+    check(
+        Rust,
+        "async fn run(&mut self) {\n    for turn in (0..self.max_turns).rev() {\n        self.step(turn).await;\n    }\n}\n",
         &[E2],
     );
 }
@@ -2035,6 +2052,12 @@ fn an_evaluator_s_approval_and_passes_that_did_nothing() {
         Go,
         "package agent\n\nfunc (ge *GeneratorEvaluator) Run(ctx context.Context) (string, error) {\n\tfor i := 0; i < ge.maxRounds; i++ {\n\t\tdraft := ge.generate(ctx)\n\t\tcritiques := ge.evaluate(ctx, draft)\n\t\tif ge.isApproved(critiques) {\n\t\t\treturn draft, nil\n\t\t}\n\t}\n\treturn \"\", errTooManyRounds\n}\n",
         &[E1, E2],
+    );
+    // Decoy: a person's approval of the feedback is theirs, not the goal.
+    check_absent(
+        Python,
+        "def review(drafts):\n    for draft in drafts:\n        choice = input(\"Approve? \")\n        if approves_issues(choice):\n            return draft\n",
+        E1,
     );
     check(
         Python,

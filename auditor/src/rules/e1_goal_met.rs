@@ -272,7 +272,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("critic") && view.any(&["approve", "pass", "done", "ok", "lgtm"]) {
         return true;
     }
-    if view.has("approve") && view.any(&["evaluate", "evaluator", "judge", "issue"]) && !clause.negated {
+    if view.has("approve")
+        && view.any(&["evaluate", "issue"])
+        && !clause.negated
+        && !view.from_input
+        && !view.any(&["human", "input", "confirm"])
+    {
         return true;
     }
     if view.has("issue") && view.tests_nothing() {

@@ -141,12 +141,15 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
 /// after it was told to, not the loop's run (`await
 /// asyncio.wait_for(self._task, timeout=5.0)`).
 fn shuts_down(name: &str) -> bool {
-    let words = crate::words::canonical_words(name);
-    words.iter().any(|w| {
-        matches!(w.as_str(), "stop" | "shutdown" | "close" | "cleanup" | "teardown" | "dispose" | "terminate")
-    }) && !words
-        .iter()
-        .any(|w| matches!(w.as_str(), "run" | "loop" | "main" | "agent" | "execute" | "until" | "start"))
+    // The name's own words, not their canonical forms (which read
+    // "shutdown" as a cancel and "terminate" as done).
+    let words = crate::words::split_identifier(name);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    let stops =
+        ["stop", "shutdown", "close", "cleanup", "teardown", "dispose", "terminate"].iter().any(|w| has(w))
+            || (has("down") && (has("shut") || has("tear")))
+            || (has("clean") && has("up"));
+    stops && !["run", "loop", "main", "agent", "execute", "until", "start"].iter().any(|w| has(w))
 }
 
 /// `reqwest::Client::builder().timeout(..)`, `http.timeout(..)`: the

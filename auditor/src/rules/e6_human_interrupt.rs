@@ -237,7 +237,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
     // `ReadLineResult::Eof => break`: a line editor's end of input, by its
     // own words.
-    let line_closed = view.has("eof") && view.has("line") && view.any(&["read", "editor"]);
+    // (An error compared with the end of a stream, `err == io.EOF`, is
+    // read as the person's only when what was read is theirs: `typed`.)
+    let line_closed =
+        view.has("eof") && view.has("line") && view.any(&["read", "editor"]) && !view.has("error");
     view.any_callee(&["input"])
         || line_closed
         || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))

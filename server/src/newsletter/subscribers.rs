@@ -83,45 +83,46 @@ impl Store {
         let token = new_token(CONFIRM_PREFIX);
         let hash = token_hash(&token);
         let mut tx = self.begin_write().await?;
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM subscribers WHERE email = $1")
-            .bind(email)
-            .fetch_optional(&mut *tx)
-            .await?;
-        let outcome = match status.as_deref().and_then(SubscriberStatus::from_name) {
-            None => {
-                sqlx::query(
-                    "INSERT INTO subscribers (email, status, source, confirm_hash, confirm_expires_at, \
-                     created_at, updated_at) VALUES ($1, 'pending', $2, $3, $4, $5, $5) \
-                     ON CONFLICT (email) DO NOTHING",
-                )
-                .bind(email)
-                .bind(source)
-                .bind(&hash)
-                .bind(now + CONFIRM_TTL_MS)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                SubscribeOutcome::Confirm { email: email.to_string(), token }
+        // One statement stores a new address, or gives an unconfirmed or
+        // unsubscribed one a fresh token (it stays off the list until the
+        // new link is confirmed). Two requests for one new address at once
+        // each leave their token stored in turn: a read of the status first
+        // would let both see no row under PostgreSQL's read committed, and
+        // the second would mail a link that was never kept.
+        let stored: Option<String> = sqlx::query_scalar(
+            "INSERT INTO subscribers (email, status, source, confirm_hash, confirm_expires_at, \
+             created_at, updated_at) VALUES ($1, 'pending', $2, $3, $4, $5, $5) \
+             ON CONFLICT (email) DO UPDATE SET confirm_hash = excluded.confirm_hash, \
+             confirm_expires_at = excluded.confirm_expires_at, updated_at = excluded.updated_at \
+             WHERE subscribers.status IN ('pending', 'unsubscribed') RETURNING email",
+        )
+        .bind(email)
+        .bind(source)
+        .bind(&hash)
+        .bind(now + CONFIRM_TTL_MS)
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let outcome = if stored.is_some() {
+            SubscribeOutcome::Confirm { email: email.to_string(), token }
+        } else {
+            let status: Option<String> =
+                sqlx::query_scalar("SELECT status FROM subscribers WHERE email = $1")
+                    .bind(email)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            match status.as_deref().and_then(SubscriberStatus::from_name) {
+                Some(SubscriberStatus::Confirmed) => {
+                    SubscribeOutcome::AlreadyConfirmed { email: email.to_string() }
+                }
+                Some(SubscriberStatus::Bounced) => SubscribeOutcome::Bounced,
+                // The statement above stores every other state.
+                other => {
+                    return Err(NewsletterError::Invalid(format!(
+                        "the subscription of {email} is in a state a request cannot change: {other:?}"
+                    )))
+                }
             }
-            Some(SubscriberStatus::Pending | SubscriberStatus::Unsubscribed) => {
-                // An unsubscribed address stays off the list until the new
-                // link is confirmed.
-                sqlx::query(
-                    "UPDATE subscribers SET confirm_hash = $2, confirm_expires_at = $3, updated_at = $4 \
-                     WHERE email = $1",
-                )
-                .bind(email)
-                .bind(&hash)
-                .bind(now + CONFIRM_TTL_MS)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                SubscribeOutcome::Confirm { email: email.to_string(), token }
-            }
-            Some(SubscriberStatus::Confirmed) => {
-                SubscribeOutcome::AlreadyConfirmed { email: email.to_string() }
-            }
-            Some(SubscriberStatus::Bounced) => SubscribeOutcome::Bounced,
         };
         tx.commit().await?;
         Ok(outcome)
