@@ -1437,13 +1437,8 @@ impl<'s, 't> Walker<'s, 't> {
             if current.id() == loop_node.id() {
                 return false;
             }
-            if matches!(
-                self.kind_name(current),
-                "switch_statement"
-                    | "expression_switch_statement"
-                    | "type_switch_statement"
-                    | "select_statement"
-            ) {
+            let kind = self.kind_name(current);
+            if is_switch(kind) || kind == "select_statement" {
                 return true;
             }
             ancestor = current.parent();
@@ -3408,15 +3403,9 @@ impl<'s, 't> Walker<'s, 't> {
                         .field(up.node, "subject")
                         .or_else(|| self.field(up.node, "value"))
                         .filter(|_| {
-                            matches!(
-                                self.kind_name(up.node),
-                                "match_statement"
-                                    | "switch_statement"
-                                    | "expression_switch_statement"
-                                    | "type_switch_statement"
-                                    | "match_expression"
-                                    | "case_statement"
-                            )
+                            let kind = self.kind_name(up.node);
+                            is_switch(kind)
+                                || matches!(kind, "match_statement" | "match_expression" | "case_statement")
                         });
                     if let Some(subject) = subject {
                         nodes.push(subject);
@@ -4672,6 +4661,12 @@ fn quoted_codes(text: &str) -> impl Iterator<Item = &str> {
             return Some(inside);
         }
     })
+}
+
+/// A C-style `switch` (JavaScript's, Go's two kinds), whose cases a plain
+/// `break` leaves.
+fn is_switch(kind: &str) -> bool {
+    matches!(kind, "switch_statement" | "expression_switch_statement" | "type_switch_statement")
 }
 
 /// Whether a name outside the string literals of `text` says a budget ran

@@ -182,6 +182,13 @@ fn a_timeout_on_stopping_is_no_wall_clock_of_the_loop() {
         "package bot\n\nfunc (b *Bot) Poll(ctx context.Context) {\n\tfor ctx.Err() == nil {\n\t\tb.answer(fetch())\n\t}\n}\n\nfunc (b *Bot) Shutdown() {\n\tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)\n\tdefer cancel()\n\tb.wait(ctx)\n}\n",
         E4,
     );
+    // A context named for shutting down bounds that step, whatever function
+    // it sits in.
+    check_absent(
+        Go,
+        "package bot\n\nfunc (b *Bot) Serve(ctx context.Context) {\n\tfor ctx.Err() == nil {\n\t\tb.answer(fetch())\n\t}\n\tshutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)\n\tdefer cancel()\n\tb.wait(shutdownCtx)\n}\n",
+        E4,
+    );
 }
 
 #[test]

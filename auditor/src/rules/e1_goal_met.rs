@@ -506,11 +506,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.this_pass
         && clause.negated
         && view.any(&["heartbeat", "continue", "continuation", "more", "followup", "again"])
-        && !clause.call_root.as_deref().is_some_and(|root| {
-            crate::words::canonical_words(root.rsplit(['.', ':']).next().unwrap_or(root))
-                .iter()
-                .any(|w| w == "continue")
-        })
+        && !called_name_says(view, "continue")
     {
         return true;
     }
@@ -628,11 +624,17 @@ fn requested_termination(view: &ClauseView<'_>) -> bool {
         && !view.any(&["tool", "action", "answer", "final", "submit", "step"])
         // (A method of that name, `self.should_terminate()`, may judge the
         // work itself.)
-        && view.clause.call_root.as_deref().is_none_or(|root| {
-            !crate::words::canonical_words(root.rsplit(['.', ':']).next().unwrap_or(root))
-                .iter()
-                .any(|w| w == "should")
-        })
+        && !called_name_says(view, "should")
+}
+
+/// Whether the clause is a call whose own name holds `word`
+/// (`self.loop.should_continue(state)` says "continue").
+fn called_name_says(view: &ClauseView<'_>, word: &str) -> bool {
+    view.clause.call_root.as_deref().is_some_and(|root| {
+        crate::words::canonical_words(root.rsplit(['.', ':']).next().unwrap_or(root))
+            .iter()
+            .any(|w| w == word)
+    })
 }
 
 /// A constant in capitals that names a marker (`EXIT_PHRASE in response`).

@@ -130,26 +130,9 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
                 && call.named_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
                 && !configures_a_client(call)
                 && !bounds_one_step(facts, call)
-                && !call.named_function.as_deref().is_some_and(shuts_down)
         }
         _ => false,
     }
-}
-
-/// A function that stops or closes what runs (`async def stop(self)`,
-/// `shutdown`): a timeout there bounds the wait for the loop to finish
-/// after it was told to, not the loop's run (`await
-/// asyncio.wait_for(self._task, timeout=5.0)`).
-fn shuts_down(name: &str) -> bool {
-    // The name's own words, not their canonical forms (which read
-    // "shutdown" as a cancel and "terminate" as done).
-    let words = crate::words::split_identifier(name);
-    let has = |word: &str| words.iter().any(|w| w == word);
-    let stops =
-        ["stop", "shutdown", "close", "cleanup", "teardown", "dispose", "terminate"].iter().any(|w| has(w))
-            || (has("down") && (has("shut") || has("tear")))
-            || (has("clean") && has("up"));
-    stops && !["run", "loop", "main", "agent", "execute", "until", "start"].iter().any(|w| has(w))
 }
 
 /// `reqwest::Client::builder().timeout(..)`, `http.timeout(..)`: the
@@ -161,15 +144,51 @@ fn configures_a_client(call: &CallFact) -> bool {
 
 /// `prepCtx, prepCancel := context.WithTimeout(ctx, 30*time.Second)`: a
 /// context named for one step (preparing, stopping, a probe) bounds that
-/// step, not the run.
+/// step, not the run. So does a timeout in a function that stops or closes
+/// what runs (`async def stop(self)`, `Shutdown()`): it bounds the wait for
+/// the loop to finish after it was told to (`await
+/// asyncio.wait_for(self._task, timeout=5.0)`).
 fn bounds_one_step(facts: &Facts, call: &CallFact) -> bool {
     const STEPS: &[&str] = &[
-        "prep", "stop", "shutdown", "cleanup", "close", "probe", "health", "dial", "connect", "req", "fetch",
-        "read", "write", "init", "setup", "drain", "flush", "save",
+        "prep", "probe", "health", "dial", "connect", "req", "fetch", "read", "write", "init", "setup",
+        "drain", "flush", "save",
     ];
-    facts
-        .assigns
-        .iter()
-        .filter(|a| a.range.start <= call.range.start && a.range.end >= call.range.end)
-        .any(|a| crate::words::canonical_words(&a.target).iter().any(|w| STEPS.contains(&w.as_str())))
+    let in_a_stopping_function = call.named_function.as_deref().is_some_and(|name| {
+        let words = crate::words::split_identifier(name);
+        stops_what_runs(&words)
+            && !words.iter().any(|w| {
+                matches!(w.as_str(), "run" | "loop" | "main" | "agent" | "execute" | "until" | "start")
+            })
+    });
+    in_a_stopping_function
+        || facts
+            .assigns
+            .iter()
+            .filter(|a| a.range.start <= call.range.start && a.range.end >= call.range.end)
+            .any(|a| {
+                stops_what_runs(&crate::words::split_identifier(&a.target))
+                    || crate::words::canonical_words(&a.target).iter().any(|w| STEPS.contains(&w.as_str()))
+            })
+}
+
+/// A name's own words (not their canonical forms, which read "shutdown" as
+/// a cancel and "terminate" as done) that stop or close what runs.
+fn stops_what_runs(words: &[String]) -> bool {
+    let has = |word: &str| words.iter().any(|w| w == word);
+    [
+        "stop",
+        "stops",
+        "stopped",
+        "stopping",
+        "shutdown",
+        "close",
+        "cleanup",
+        "teardown",
+        "dispose",
+        "terminate",
+    ]
+    .iter()
+    .any(|w| has(w))
+        || (has("down") && (has("shut") || has("tear")))
+        || (has("clean") && has("up"))
 }
