@@ -3573,6 +3573,7 @@ impl<'s, 't> Walker<'s, 't> {
         for &id in &targets {
             self.facts.loops[id].exit_sites += 1;
         }
+        self.note_guard_flag(floor, groups.len(), &targets);
         // A Bash exit in an `a && b && break` list is guarded by the commands
         // before it: the nearest guard of all.
         if let Some(clauses) = self.bash_list_guard(node) {
@@ -3630,6 +3631,37 @@ impl<'s, 't> Walker<'s, 't> {
                     via: None,
                     depth: 0,
                 });
+            }
+        }
+    }
+
+    /// An exit whose only guard is a flag of its own function (`if
+    /// budget_exceeded: break` first thing in the pass): the flag is a way
+    /// out of the loop as a loop's condition would be, so turning it on
+    /// further down the pass (`budget_exceeded = True` under
+    /// `consecutive_errors >= 3`, in a walk nested three deep) leaves the
+    /// loop under the guards there.
+    fn note_guard_flag(&mut self, floor: usize, groups: usize, targets: &[usize]) {
+        if groups != 1 || self.family == Family::Bash {
+            return;
+        }
+        let Some(&frame) = self.guard_frames.last().filter(|&&frame| frame > floor) else { return };
+        if !matches!(self.syn_of(self.frames[frame].node), Syn::If) || self.in_alternative(frame) {
+            return;
+        }
+        let nodes = self.guard_nodes(frame);
+        let [condition] = nodes.as_slice() else { return };
+        let text = self.text(*condition).trim();
+        let text = text.trim_start_matches('(').trim_end_matches(')').trim();
+        // (A field may be set by any method; only a local of the function
+        // is turned on where the walk will see it.)
+        let Some((name, negated)) = simple_flag(text).filter(|(name, _)| !name.contains('.')) else { return };
+        // `if done: break` ends on a truthy value, as `while not done` does.
+        let polarity = if negated { FlagPolarity::Truthy } else { FlagPolarity::Falsy };
+        for &id in targets {
+            let known = self.facts.loop_flags.iter().any(|(loop_id, flag, _)| *loop_id == id && flag == name);
+            if !known && self.facts.loop_flags.len() < 256 {
+                self.facts.loop_flags.push((id, name.to_string(), polarity.clone()));
             }
         }
     }

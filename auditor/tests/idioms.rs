@@ -3173,3 +3173,71 @@ fn a_database_refusing_a_user_is_no_persons_refusal() {
         E6,
     );
 }
+
+#[test]
+fn a_flag_turned_on_deeper_in_the_pass_speaks_through_its_guards() {
+    // `if halted: break` first thing in the round; the flag is turned on
+    // two walks down, once for the spend and once for the failures.
+    let source = "def run(tasks, budget):\n    halted = False\n    spent = 0\n    failures = 0\n    for round_no in range(10):\n        if halted:\n            break\n        for task in tasks:\n            reply = llm.chat(task)\n            spent += reply.cost\n            if spent >= budget:\n                halted = True\n                break\n            if reply.error:\n                failures += 1\n                if failures >= 3:\n                    halted = True\n                    break\n";
+    check(Python, source, &[E2, E3, E7]);
+    assert!(evidence_lines(Python, source, E7).contains(&16), "{:?}", evidence_lines(Python, source, E7));
+}
+
+#[test]
+fn e1_no_next_stream_handed_over() {
+    check(
+        TypeScript,
+        "async function* run(first) {\n  let current = first;\n  while (true) {\n    let nextStream = null;\n    for await (const msg of current) {\n      if (msg.type === 'stream') nextStream = msg.stream;\n      else yield msg;\n    }\n    if (!nextStream) break;\n    current = nextStream;\n  }\n}\n",
+        &[E1],
+    );
+}
+
+#[test]
+fn e1_a_score_equal_to_its_maximum() {
+    check(
+        Rust,
+        "fn run(&self, cycles: usize) {\n    for _ in 0..cycles {\n        match self.run_cycle() {\n            Ok(result) => {\n                if result.score == result.max_score {\n                    break;\n                }\n            }\n            Err(e) => warn!(\"{e}\"),\n        }\n    }\n}\n",
+        &[E1, E2],
+    );
+}
+
+#[test]
+fn e6_the_escape_keys_watcher_cancelled() {
+    let source = "async def goal_loop(session, esc):\n    while True:\n        reply = await session.turn()\n        if esc.cancelled.is_set():\n            return reply\n";
+    check(Python, source, &[E6]);
+}
+
+#[test]
+fn e5_a_loop_checks_verdict_to_abort() {
+    let source = "fn run(&mut self, detector: &mut LoopDetector) -> Result<(), AgentError> {\n    loop {\n        let decision = self.llm.decide()?;\n        let sig: Vec<String> = decision.calls.iter().map(|c| c.name.clone()).collect();\n        match detector.check(&sig) {\n            LoopCheckResult::Abort => return Err(AgentError::Stuck),\n            LoopCheckResult::Ok => {}\n        }\n        self.act(decision);\n    }\n}\n";
+    check_absent(Rust, source, E8);
+    assert!(audit(source, None, Some(Rust)).found().contains(&E5));
+}
+
+#[test]
+fn tasks_in_progress_are_no_progress_check() {
+    check_absent(
+        Python,
+        "def execute(project):\n    while True:\n        result = project.step()\n        status = result.get('project_status', {})\n        in_progress = status.get('in_progress', 0)\n        if in_progress == 0:\n            break\n",
+        E5,
+    );
+}
+
+#[test]
+fn a_hash_found_changed_is_no_stall() {
+    // Leaving because HEAD moved is a safety stop; leaving because it did
+    // not move is the stall.
+    let moved = "package a\n\nfunc refine(repo string) error {\n\tfor i := 0; i < 10; i++ {\n\t\tbefore, err := git.ResolveSHA(repo, \"HEAD\")\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\trunAgent(repo)\n\t\tafter, err := git.ResolveSHA(repo, \"HEAD\")\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif after != before {\n\t\t\treturn fmt.Errorf(\"HEAD moved\")\n\t\t}\n\t}\n\treturn nil\n}\n";
+    check_absent(Go, moved, E5);
+    let still = moved.replace("after != before", "after == before");
+    assert!(audit(&still, None, Some(Go)).found().contains(&E5), "{still}");
+}
+
+#[test]
+fn a_results_error_is_no_result() {
+    check_absent(
+        Python,
+        "def run(agent):\n    for turn in range(20):\n        result = agent.step()\n        if result.get('error'):\n            break\n",
+        E1,
+    );
+}

@@ -542,7 +542,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let exists = !clause.ordering
         && !clause.membership
         && (clause.equality == (clause.none_literal && clause.differs));
-    if view.this_pass && exists && !clause.negated && view.any(&["result", "answer", "final"]) {
+    // (Not its error, `if result.get("error")`.)
+    if view.this_pass
+        && exists
+        && !clause.negated
+        && view.any(&["result", "answer", "final"])
+        && !view.any(&["error", "errors", "fail", "failed", "failure"])
+        && !view.any_literal(&["error", "errors", "fail", "failed", "failure"])
+    {
         return true;
     }
     // Nothing ready to run (`ready_nodes = self.get_ready_nodes()` ... `if
@@ -561,7 +568,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("next")
         && view.tests_nothing()
         && !names_the_step
-        && view.any(&["task", "subtask", "item", "job", "action", "query", "queue"])
+        && view
+            .any(&["task", "subtask", "item", "job", "action", "query", "queue", "stream", "turn", "request"])
     {
         return true;
     }
@@ -593,6 +601,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // names it by the key it looks up).
     let keyed_score = view.any_callee(&["get"]) && view.any_literal(SCORE_WORDS);
     if (view.any(SCORE_WORDS) || keyed_score) && (clause.ordering || (clause.equality && clause.number)) {
+        return true;
+    }
+    // A score equal to the most it can be (`result.score ==
+    // result.max_score`): nothing is left to gain.
+    if view.has("score") && view.any(&["max", "perfect", "full"]) && clause.equality && !clause.negated {
         return true;
     }
     // A request to end that the loop does not make itself

@@ -56,6 +56,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // for one of these words: most clauses have none, and a pass over
     // their few words costs less than the set lookups that follow.
     let may_match = clause.repeats_recent
+        || super::e8_external_event::loop_check_aborts(view)
         || view.words.iter().any(|word| {
             matches!(
                 *word,
@@ -94,7 +95,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (A "stall" moved only when a pass failed, `if [[ ! -s $out ]]; then
     // stall=$((stall+1))`, counts failures: the error threshold's.)
     // (`if detection.stuck` asks a detector whether the loop is stuck.)
-    if view.has("hash")
+    // (A hash compared must be found the same: `headAfter != headBefore`
+    // leaves because something changed, and `err != nil` after resolving
+    // one asks whether git answered.)
+    let leaves_on_same = clause.differs == ((view.role == Role::Guard) == clause.negated);
+    let same_hash = view.has("hash") && !view.has("error") && (!clause.equality || leaves_on_same);
+    if same_hash
         || (view.any(&["stall", "stuck", "unproductive"])
             && !view.has("allow")
             && !view.error_counter
@@ -143,8 +149,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (Not a state compared with the one before, `state == prev_state`.)
     let state_transition =
         view.has("state") && clause.equality && !clause.negated && !clause.zero && !view.has("prev");
+    // (Tasks `in_progress` are a status of the work, not its progress.)
+    let in_progress = clause.idents.iter().any(|ident| {
+        let ident = ident.to_ascii_lowercase();
+        ident.contains("in_progress") || ident.contains("inprogress")
+    });
     if view.has("change")
         && !state_transition
+        && !in_progress
         && !view.any(&["needs", "need", "requires", "required"])
         && !view.has("queue")
         && (clause.negated
@@ -169,8 +181,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
-    // A loop detector (`loop_detected`, `detect_loop()`).
-    if view.has("detect") && view.any(&["loop", "loops", "cycle", "cycles", "repeat"]) && leaves_on_detection
+    // A loop detector (`loop_detected`, `detect_loop()`), or its check's
+    // verdict to abort (`LoopCheckResult::Abort =>`).
+    if (view.has("detect")
+        && view.any(&["loop", "loops", "cycle", "cycles", "repeat"])
+        && leaves_on_detection)
+        || super::e8_external_event::loop_check_aborts(view)
     {
         return true;
     }
@@ -198,8 +214,10 @@ fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     {
         return false;
     }
+    // (Found the same, not found changed: `if headAfter != headBefore {
+    // return err }` leaves because something moved.)
     if clause.equality {
-        return true;
+        return clause.differs == ((view.role == Role::Guard) == clause.negated);
     }
     let (previous, current) = if has_prev(left) { (left, right) } else { (right, left) };
     let marker = |w: &String| matches!(w.as_str(), "after" | "current" | "new" | "prev" | "len");

@@ -81,6 +81,8 @@ pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
         || ctrl_c_at_the_prompt(view)
         || (view.from_input && view.any_literal(&["cancel", "abort"]))
         || turned_down(view)
+        // (`esc.cancelled.is_set()`: the Esc key's watcher cancelled.)
+        || (view.any(&["esc", "escape"]) && view.has("cancel"))
 }
 
 /// The choice made at a review step is to cancel (`if action ==

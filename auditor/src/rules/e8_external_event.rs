@@ -78,6 +78,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A loop detector that asks to abort (`loop_detector.should_abort()`)
     // saw no progress: E5, not a stop from outside.
     if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"]))
+        || loop_check_aborts(view)
         || view.has("stall")
         || super::e5_no_progress::stale_passes(view)
     {
@@ -397,4 +398,11 @@ pub(crate) fn callers_signal_handed_on(facts: &Facts, kwarg: &KwargFact) -> bool
         return false;
     }
     root == "this" || facts.definition(root, kwarg.range.start, None).is_none()
+}
+
+/// A loop check's verdict to abort (`match detector.check(&sig) {
+/// LoopCheckResult::Abort => ...}`): the loop detector's, no stop from
+/// outside.
+pub(crate) fn loop_check_aborts(view: &ClauseView<'_>) -> bool {
+    view.has("loop") && view.has("check") && view.has("cancel") && view.clause.equality
 }
