@@ -3241,3 +3241,15 @@ fn a_results_error_is_no_result() {
         E1,
     );
 }
+
+#[test]
+fn e4_a_controller_only_a_timer_aborts() {
+    let source = "async function run(task: string, timeoutMs: number) {\n  const controller = new AbortController();\n  const timer = setTimeout(() => controller.abort(), timeoutMs);\n  const messages = [{ role: 'user', content: task }];\n  while (!controller.signal.aborted) {\n    const reply = await model.chat(messages, { signal: controller.signal });\n    if (!reply.toolCalls.length) break;\n    messages.push(...(await runTools(reply.toolCalls)));\n  }\n  clearTimeout(timer);\n}\n";
+    check(TypeScript, source, &[E1, E4]);
+    // Aborted by a stop button as well, it is a stop from outside.
+    let stoppable = source.replace(
+        "  clearTimeout(timer);\n}\n",
+        "  clearTimeout(timer);\n}\nfunction stop() {\n  controller.abort();\n}\n",
+    );
+    check_absent(TypeScript, &stoppable, E4);
+}

@@ -58,6 +58,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // `while (!controller.signal.aborted)` with `setTimeout(() =>
+    // controller.abort(), timeoutMs)`: the timer is the deadline.
+    if view.made_with_timeout && !view.timeout_made_in_pass && view.has("signal") && view.has("cancel") {
+        return true;
+    }
     // (A rate limit's sliding window, `now - stamps[0] > rateWindowMs`,
     // spaces requests out; it ends nothing.)
     if view.has("time")

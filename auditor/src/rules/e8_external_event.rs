@@ -88,6 +88,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if super::e6_human_interrupt::persons_stop(view) {
         return false;
     }
+    // A signal only a timer aborts is a deadline (E4), or one request's.
+    if view.made_with_timeout && view.has("signal") {
+        return false;
+    }
     // `if !yield(msg, nil) { return }`: the consumer of a Go iterator
     // (range over a func) stopped asking for more.
     if view.clause.negated && view.any_callee(&["yield"]) && view.role != Role::Handler {
@@ -303,7 +307,7 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     ) {
         let holder = holder(facts, call);
         return !call.in_loop
-            && !holder.is_some_and(named_for_a_clock)
+            && !holder.is_some_and(|h| named_for_a_clock(h) || super::aborted_by_a_clock(facts, &h.target))
             && !facts.cancel_by_person
             && !(call.callee_last == "AbortController"
                 && (never_aborted(facts, holder) || aborted_by_a_person(facts)));

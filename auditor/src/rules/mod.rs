@@ -464,6 +464,22 @@ impl<'a> ClauseView<'a> {
         let mut timeout_made_in_pass = false;
         let mut model_made = false;
         for ident in &clause.idents {
+            // (`controller` of `!controller.signal.aborted`, aborted by a
+            // timer; made in a pass, it times one request.)
+            let reads_a_signal = || clause.idents.iter().any(|other| other == "signal");
+            if ident != "signal" && reads_a_signal() && aborted_by_a_clock(facts, ident) {
+                let holder = ident;
+                made_with_timeout = true;
+                timeout_made_in_pass |=
+                    facts.definition(holder, clause.range.start, function).is_some_and(|d| {
+                        facts.loops.iter().any(|l| {
+                            l.kind.is_written()
+                                && !l.collection
+                                && l.range.contains(&d.at)
+                                && l.range.contains(&clause.range.start)
+                        })
+                    });
+            }
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 searched.extend(definition.searched.iter().map(String::as_str));
                 // (A context made in another function, `ctx` of a helper
@@ -1019,6 +1035,34 @@ pub(crate) fn is_key_event_registration(call: &CallFact) -> bool {
     matches!(call.callee_last.as_str(), "on" | "once" | "addListener" | "addEventListener")
         && call.callee != "process.on"
         && call.callee != "process.once"
+}
+
+/// The controller `holder` (`controller`, `this.abortController`) is
+/// aborted, and only ever aborted, by a timer (`setTimeout(() =>
+/// controller.abort(), timeoutMs)`): its signal is a deadline, not a stop
+/// from outside.
+pub(crate) fn aborted_by_a_clock(facts: &Facts, holder: &str) -> bool {
+    if holder.is_empty() {
+        return false;
+    }
+    let mut aborts = facts
+        .calls
+        .iter()
+        .filter(|call| {
+            call.callee_last == "abort"
+                && call.callee.strip_suffix(".abort").is_some_and(|receiver| {
+                    receiver == holder || receiver.rsplit_once('.').is_some_and(|(_, last)| last == holder)
+                })
+        })
+        .peekable();
+    aborts.peek().is_some()
+        && aborts.all(|abort| {
+            facts.calls.iter().any(|timer| {
+                matches!(timer.callee_last.as_str(), "setTimeout" | "setInterval")
+                    && timer.range.start < abort.range.start
+                    && abort.range.end <= timer.range.end
+            })
+        })
 }
 
 /// A listener for a person's keys or for the prompt closing: Ctrl-C
