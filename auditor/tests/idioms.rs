@@ -3253,3 +3253,11 @@ fn e4_a_controller_only_a_timer_aborts() {
     );
     check_absent(TypeScript, &stoppable, E4);
 }
+
+#[test]
+fn a_goals_kind_is_no_goal_met() {
+    let routed = "fn run(&mut self) -> Result<()> {\n    for iteration in 1..=self.max_iterations {\n        let reply = self.llm.reason(&self.goal)?;\n        if self.is_game_goal() {\n            return self.create_game(reply);\n        }\n        self.act(reply)?;\n    }\n    Ok(())\n}\n";
+    check(Rust, routed, &[E2]);
+    let met = routed.replace("self.is_game_goal()", "self.is_goal_met()");
+    check(Rust, &met, &[E1, E2]);
+}

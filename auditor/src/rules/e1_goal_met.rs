@@ -635,9 +635,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                 && view.any(&["line", "buffer"])
                 && !view.any(&["goal", "final", "answer"]))
     };
-    (view.any(DONE_WORDS) && !input_submitted())
+    (view.any(DONE_WORDS) && !input_submitted() && !goals_kind(view))
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
+}
+
+/// The goal's kind, not its state: `self.is_game_goal()`,
+/// `goal.description.contains("reflection")` route the work by what it
+/// is. (Only where "goal" is the clause's one word of the work done.)
+fn goals_kind(view: &ClauseView<'_>) -> bool {
+    if !view.has("goal") || DONE_WORDS.iter().any(|w| *w != "goal" && view.has(w)) {
+        return false;
+    }
+    let described = view.any(&["description", "kind", "type", "category"]);
+    let named_kind = view.clause.idents.iter().any(|ident| {
+        let words = crate::words::canonical_words(ident);
+        // `is_game_goal`: a word between `is` and `goal`.
+        matches!(words.as_slice(), [is, _, goal] if is == "is" && goal == "goal")
+    });
+    described || named_kind
 }
 
 /// A flag that asks the loop to end (`should_terminate`), read but not set
