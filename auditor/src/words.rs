@@ -162,20 +162,31 @@ pub(crate) fn canonical(word: &str) -> &str {
     }
 }
 
+/// A word written as two with no break between them (`$STOPFILE`,
+/// `KILLFILE`): its parts.
+fn compound(word: &str) -> Option<&'static [&'static str]> {
+    match word {
+        "stopfile" => Some(&["stop", "file"]),
+        "killfile" => Some(&["kill", "file"]),
+        "haltfile" => Some(&["halt", "file"]),
+        "pausefile" => Some(&["pause", "file"]),
+        _ => None,
+    }
+}
+
 /// The canonical words of one identifier.
 pub(crate) fn canonical_words(text: &str) -> Vec<String> {
-    // Most words are their own canonical form: keep their allocation.
-    split_identifier(text)
-        .into_iter()
-        .map(|word| {
-            let canonical_form = canonical(&word);
-            if canonical_form == word {
-                word
-            } else {
-                canonical_form.to_string()
-            }
-        })
-        .collect()
+    let mut out = Vec::new();
+    for word in split_identifier(text) {
+        if let Some(parts) = compound(&word) {
+            out.extend(parts.iter().map(|part| canonical(part).to_string()));
+            continue;
+        }
+        // Most words are their own canonical form: keep their allocation.
+        let canonical_form = canonical(&word);
+        out.push(if canonical_form == word { word } else { canonical_form.to_string() });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -203,6 +214,7 @@ mod tests {
             assert_eq!(canonical_words(name), ["max", "iter"], "{name}");
         }
         assert_eq!(canonical_words("consecutiveFailures"), ["consecutive", "error"]);
+        assert_eq!(canonical_words("$STOPFILE"), canonical_words("STOP_FILE"));
     }
 
     #[test]

@@ -3261,3 +3261,12 @@ fn a_goals_kind_is_no_goal_met() {
     let met = routed.replace("self.is_game_goal()", "self.is_goal_met()");
     check(Rust, &met, &[E1, E2]);
 }
+
+#[test]
+fn e8_a_stopfile_written_as_one_word() {
+    check(
+        Bash,
+        "#!/bin/bash\nSTOPFILE=\"$ROOT/loop.stop\"\nDURATION_SECONDS=86400\nstart_ts=$(date +%s)\nend_ts=$((start_ts + DURATION_SECONDS))\nwhile [ \"$(date +%s)\" -lt \"$end_ts\" ]; do\n  if [ -f \"$STOPFILE\" ]; then\n    break\n  fi\n  codex exec \"$(cat prompt.md)\"\ndone\n",
+        &[E4, E8],
+    );
+}
