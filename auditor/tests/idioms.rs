@@ -3270,3 +3270,12 @@ fn e8_a_stopfile_written_as_one_word() {
         &[E4, E8],
     );
 }
+
+#[test]
+fn e6_exit_typed_at_a_prompt_user_helper() {
+    check(
+        Go,
+        "package a\n\nfunc chat(c *Client) error {\n\tfor {\n\t\treply, err := c.Send(input)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tfmt.Println(reply)\n\t\tusrInput, err := cli.PromptUser()\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif usrInput == \"\" || usrInput == \"exit\" {\n\t\t\treturn nil\n\t\t}\n\t\tinput = usrInput\n\t}\n}\n",
+        &[E6],
+    );
+}

@@ -210,6 +210,15 @@ const INPUT_CALLS: &[&str] = &[
     "ask_user",
     "prompt",
     "prompt_async",
+    "PromptUser",
+    "promptUser",
+    "AskUser",
+    "askUser",
+    "get_user_input",
+    "getUserInput",
+    "GetUserInput",
+    "read_user_input",
+    "readUserInput",
 ];
 
 /// Whether a definition's value is what a person typed: a call that reads
