@@ -3646,16 +3646,19 @@ impl<'s, 't> Walker<'s, 't> {
             return;
         }
         let Some(&frame) = self.guard_frames.last().filter(|&&frame| frame > floor) else { return };
-        if !matches!(self.syn_of(self.frames[frame].node), Syn::If) || self.in_alternative(frame) {
+        let node = self.frames[frame].node;
+        if !matches!(self.syn_of(node), Syn::If) {
             return;
         }
-        let nodes = self.guard_nodes(frame);
-        let [condition] = nodes.as_slice() else { return };
-        let text = self.text(*condition).trim();
+        let Some(condition) = self.field(node, "condition") else { return };
+        let text = self.text(condition).trim();
         let text = text.trim_start_matches('(').trim_end_matches(')').trim();
         // (A field may be set by any method; only a local of the function
         // is turned on where the walk will see it.)
         let Some((name, negated)) = simple_flag(text).filter(|(name, _)| !name.contains('.')) else { return };
+        if self.in_alternative(frame) {
+            return;
+        }
         // `if done: break` ends on a truthy value, as `while not done` does.
         let polarity = if negated { FlagPolarity::Truthy } else { FlagPolarity::Falsy };
         for &id in targets {

@@ -150,13 +150,15 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let state_transition =
         view.has("state") && clause.equality && !clause.negated && !clause.zero && !view.has("prev");
     // (Tasks `in_progress` are a status of the work, not its progress.)
-    let in_progress = clause.idents.iter().any(|ident| {
-        let ident = ident.to_ascii_lowercase();
-        ident.contains("in_progress") || ident.contains("inprogress")
-    });
+    let in_progress = || {
+        clause.idents.iter().any(|ident| {
+            crate::words::contains_ignoring_case(ident, "in_progress")
+                || crate::words::contains_ignoring_case(ident, "inprogress")
+        })
+    };
     if view.has("change")
         && !state_transition
-        && !in_progress
+        && !in_progress()
         && !view.any(&["needs", "need", "requires", "required"])
         && !view.has("queue")
         && (clause.negated

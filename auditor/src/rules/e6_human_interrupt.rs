@@ -82,7 +82,7 @@ pub(crate) fn persons_stop(view: &ClauseView<'_>) -> bool {
         || (view.from_input && view.any_literal(&["cancel", "abort"]))
         || turned_down(view)
         // (`esc.cancelled.is_set()`: the Esc key's watcher cancelled.)
-        || (view.any(&["esc", "escape"]) && view.has("cancel"))
+        || (view.has("cancel") && view.any(&["esc", "escape"]))
 }
 
 /// The choice made at a review step is to cancel (`if action ==

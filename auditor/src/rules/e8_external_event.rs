@@ -408,5 +408,5 @@ pub(crate) fn callers_signal_handed_on(facts: &Facts, kwarg: &KwargFact) -> bool
 /// LoopCheckResult::Abort => ...}`): the loop detector's, no stop from
 /// outside.
 pub(crate) fn loop_check_aborts(view: &ClauseView<'_>) -> bool {
-    view.has("loop") && view.has("check") && view.has("cancel") && view.clause.equality
+    view.clause.equality && view.has("cancel") && view.has("check") && view.has("loop")
 }

@@ -472,11 +472,11 @@ impl<'a> ClauseView<'a> {
         let mut made_with_timeout = false;
         let mut timeout_made_in_pass = false;
         let mut model_made = false;
+        let reads_a_signal = clause.idents.iter().any(|ident| ident == "signal");
         for ident in &clause.idents {
             // (`controller` of `!controller.signal.aborted`, aborted by a
             // timer; made in a pass, it times one request.)
-            let reads_a_signal = || clause.idents.iter().any(|other| other == "signal");
-            if ident != "signal" && reads_a_signal() && aborted_by_a_clock(facts, ident) {
+            if reads_a_signal && ident != "signal" && aborted_by_a_clock(facts, ident) {
                 let holder = ident;
                 made_with_timeout = true;
                 timeout_made_in_pass |=
