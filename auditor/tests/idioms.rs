@@ -3212,6 +3212,12 @@ fn e5_a_loop_checks_verdict_to_abort() {
     let source = "fn run(&mut self, detector: &mut LoopDetector) -> Result<(), AgentError> {\n    loop {\n        let decision = self.llm.decide()?;\n        let sig: Vec<String> = decision.calls.iter().map(|c| c.name.clone()).collect();\n        match detector.check(&sig) {\n            LoopCheckResult::Abort => return Err(AgentError::Stuck),\n            LoopCheckResult::Ok => {}\n        }\n        self.act(decision);\n    }\n}\n";
     check_absent(Rust, source, E8);
     assert!(audit(source, None, Some(Rust)).found().contains(&E5));
+    // A health check of the loop's own process is no loop detector.
+    let health = source
+        .replace("detector: &mut LoopDetector", "monitor: &Monitor")
+        .replace("detector.check(&sig)", "monitor.check_loop_health(&sig)")
+        .replace("LoopCheckResult::", "LoopHealthCheck::");
+    check_absent(Rust, &health, E5);
 }
 
 #[test]
@@ -3231,6 +3237,10 @@ fn a_hash_found_changed_is_no_stall() {
     check_absent(Go, moved, E5);
     let still = moved.replace("after != before", "after == before");
     assert!(audit(&still, None, Some(Go)).found().contains(&E5), "{still}");
+    // An `until` leaves when its comparison holds, as an `if` does.
+    let until = "#!/bin/bash\nbefore=\"\"\nafter=\"start\"\nuntil [ \"$after\" = \"$before\" ]; do\n  before=$(git rev-parse HEAD)\n  claude -p \"$(cat prompt.md)\"\n  after=$(git rev-parse HEAD)\ndone\n";
+    assert!(audit(until, None, Some(Bash)).found().contains(&E5), "{until}");
+    check_absent(Bash, &until.replace("\"$after\" = \"$before\"", "\"$after\" != \"$before\""), E5);
 }
 
 #[test]
@@ -3252,6 +3262,14 @@ fn e4_a_controller_only_a_timer_aborts() {
         "  clearTimeout(timer);\n}\nfunction stop() {\n  controller.abort();\n}\n",
     );
     check_absent(TypeScript, &stoppable, E4);
+    assert!(audit(&stoppable, None, Some(TypeScript)).found().contains(&E8));
+    // A timer that polls for a stop file before it aborts is no deadline.
+    let polled = source.replace(
+        "setTimeout(() => controller.abort(), timeoutMs)",
+        "setInterval(() => { if (existsSync(STOP_FILE)) controller.abort(); }, 1000)",
+    );
+    check_absent(TypeScript, &polled, E4);
+    assert!(audit(&polled, None, Some(TypeScript)).found().contains(&E8), "{polled}");
 }
 
 #[test]

@@ -568,8 +568,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("next")
         && view.tests_nothing()
         && !names_the_step
-        && view
-            .any(&["task", "subtask", "item", "job", "action", "query", "queue", "stream", "turn", "request"])
+        && view.any(&["task", "subtask", "item", "job", "action", "query", "queue", "stream"])
     {
         return true;
     }

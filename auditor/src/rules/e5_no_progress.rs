@@ -98,8 +98,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (A hash compared must be found the same: `headAfter != headBefore`
     // leaves because something changed, and `err != nil` after resolving
     // one asks whether git answered.)
-    let leaves_on_same = clause.differs == ((view.role == Role::Guard) == clause.negated);
-    let same_hash = view.has("hash") && !view.has("error") && (!clause.equality || leaves_on_same);
+    let same_hash = view.has("hash") && !view.has("error") && (!clause.equality || leaves_on_same(view));
     if same_hash
         || (view.any(&["stall", "stuck", "unproductive"])
             && !view.has("allow")
@@ -198,6 +197,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     compares_with_previous(view)
 }
 
+/// Whether an equality leaves the loop when its two sides are found the
+/// same, not changed: `if headAfter != headBefore { return err }` leaves
+/// because something moved. (An `if` and an `until` leave when the
+/// comparison holds, a `while` when it fails. A check in a function the
+/// loop calls is linked with that function's sense of its answer: it is
+/// not judged here.)
+fn leaves_on_same(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    let leaves_when_true = view.role == Role::Guard || clause.until;
+    !view.in_loop_body || clause.differs == (leaves_when_true == clause.negated)
+}
+
 /// The state compared with its previous value (`state == prev_state`).
 ///
 /// Or this round's measure against the same measure of the round before
@@ -216,10 +227,8 @@ fn compares_with_previous(view: &ClauseView<'_>) -> bool {
     {
         return false;
     }
-    // (Found the same, not found changed: `if headAfter != headBefore {
-    // return err }` leaves because something moved.)
     if clause.equality {
-        return clause.differs == ((view.role == Role::Guard) == clause.negated);
+        return leaves_on_same(view);
     }
     let (previous, current) = if has_prev(left) { (left, right) } else { (right, left) };
     let marker = |w: &String| matches!(w.as_str(), "after" | "current" | "new" | "prev" | "len");

@@ -307,7 +307,8 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
     ) {
         let holder = holder(facts, call);
         return !call.in_loop
-            && !holder.is_some_and(|h| named_for_a_clock(h) || super::aborted_by_a_clock(facts, &h.target))
+            && !holder
+                .is_some_and(|h| named_for_a_clock(h) || super::clock_aborts(facts, &h.target).is_some())
             && !facts.cancel_by_person
             && !(call.callee_last == "AbortController"
                 && (never_aborted(facts, holder) || aborted_by_a_person(facts)));
@@ -404,9 +405,21 @@ pub(crate) fn callers_signal_handed_on(facts: &Facts, kwarg: &KwargFact) -> bool
     root == "this" || facts.definition(root, kwarg.range.start, None).is_none()
 }
 
-/// A loop check's verdict to abort (`match detector.check(&sig) {
-/// LoopCheckResult::Abort => ...}`): the loop detector's, no stop from
-/// outside.
+/// A loop detector's verdict to abort (`match detector.check(&sig) {
+/// LoopCheckResult::Abort => ...}`): no progress, no stop from outside.
+/// (Named for the loop check, `LoopCheckResult`, or a detector; not
+/// `loop_control.check()`, nor a verdict that is not the abort.)
 pub(crate) fn loop_check_aborts(view: &ClauseView<'_>) -> bool {
-    view.clause.equality && view.has("cancel") && view.has("check") && view.has("loop")
+    let clause = view.clause;
+    clause.equality
+        && !clause.differs
+        && !clause.negated
+        && view.has("cancel")
+        && view.has("check")
+        && view.has("loop")
+        && (view.any(&["detect", "detector", "repeat", "stuck"])
+            || clause.idents.iter().any(|ident| {
+                crate::words::contains_ignoring_case(ident, "loopcheck")
+                    || crate::words::contains_ignoring_case(ident, "loop_check")
+            }))
 }

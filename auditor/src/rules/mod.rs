@@ -447,6 +447,9 @@ pub(crate) struct ClauseView<'a> {
     /// What the search that made a name of the clause looked for
     /// (`m = re.search(r"Status: success", reply)` ... `if m:`).
     pub searched: HashSet<&'a str>,
+    /// The clause is written in the loop's own body (not in a function the
+    /// loop calls, whose links carry that function's sense of yes and no).
+    pub in_loop_body: bool,
 }
 
 impl<'a> ClauseView<'a> {
@@ -475,19 +478,18 @@ impl<'a> ClauseView<'a> {
         let reads_a_signal = clause.idents.iter().any(|ident| ident == "signal");
         for ident in &clause.idents {
             // (`controller` of `!controller.signal.aborted`, aborted by a
-            // timer; made in a pass, it times one request.)
-            if reads_a_signal && ident != "signal" && aborted_by_a_clock(facts, ident) {
-                let holder = ident;
+            // timer; a timer set in a pass times one request.)
+            let timers = if reads_a_signal && ident != "signal" { clock_aborts(facts, ident) } else { None };
+            if let Some(timers) = timers {
                 made_with_timeout = true;
-                timeout_made_in_pass |=
-                    facts.definition(holder, clause.range.start, function).is_some_and(|d| {
-                        facts.loops.iter().any(|l| {
-                            l.kind.is_written()
-                                && !l.collection
-                                && l.range.contains(&d.at)
-                                && l.range.contains(&clause.range.start)
-                        })
-                    });
+                timeout_made_in_pass |= timers.iter().any(|timer| {
+                    facts.loops.iter().any(|l| {
+                        l.kind.is_written()
+                            && !l.collection
+                            && l.range.contains(&timer.start)
+                            && l.range.contains(&clause.range.start)
+                    })
+                });
             }
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 searched.extend(definition.searched.iter().map(String::as_str));
@@ -553,6 +555,7 @@ impl<'a> ClauseView<'a> {
             timeout_made_in_pass,
             model_made,
             cancel_by_person: facts.cancel_by_person,
+            in_loop_body: loop_fact.is_some_and(|l| l.range.contains(&clause.range.start)),
             returns_value: false,
             expanded,
             counted,
@@ -1046,32 +1049,42 @@ pub(crate) fn is_key_event_registration(call: &CallFact) -> bool {
         && call.callee != "process.once"
 }
 
-/// The controller `holder` (`controller`, `this.abortController`) is
-/// aborted, and only ever aborted, by a timer (`setTimeout(() =>
-/// controller.abort(), timeoutMs)`): its signal is a deadline, not a stop
-/// from outside.
-pub(crate) fn aborted_by_a_clock(facts: &Facts, holder: &str) -> bool {
+/// The timers that abort the controller `holder` (`controller`,
+/// `this.abortController`), when a timer, and only a timer, aborts it:
+/// `setTimeout(() => controller.abort(), timeoutMs)`, its signal a
+/// deadline, not a stop from outside. (Not a timer whose callback does more
+/// than abort, `setInterval(() => { if (existsSync(STOP)) ... })` polling
+/// for a stop; not one set from a listener, a SIGINT handler deferring its
+/// abort.)
+pub(crate) fn clock_aborts(facts: &Facts, holder: &str) -> Option<Vec<std::ops::Range<usize>>> {
     if holder.is_empty() {
-        return false;
+        return None;
     }
-    let mut aborts = facts
-        .calls
-        .iter()
-        .filter(|call| {
-            call.callee_last == "abort"
-                && call.callee.strip_suffix(".abort").is_some_and(|receiver| {
-                    receiver == holder || receiver.rsplit_once('.').is_some_and(|(_, last)| last == holder)
-                })
-        })
-        .peekable();
-    aborts.peek().is_some()
-        && aborts.all(|abort| {
-            facts.calls.iter().any(|timer| {
-                matches!(timer.callee_last.as_str(), "setTimeout" | "setInterval")
-                    && timer.range.start < abort.range.start
-                    && abort.range.end <= timer.range.end
+    let mut timers = Vec::new();
+    for abort in facts.calls.iter().filter(|call| {
+        call.callee_last == "abort"
+            && call.callee.strip_suffix(".abort").is_some_and(|receiver| {
+                receiver == holder || receiver.rsplit_once('.').is_some_and(|(_, last)| last == holder)
             })
-        })
+    }) {
+        let timer = facts.calls.iter().find(|timer| {
+            timer.callee_last == "setTimeout"
+                && timer.range.start < abort.range.start
+                && abort.range.end <= timer.range.end
+                // (The callback is the abort alone, beside the delay.)
+                && timer.range.len() <= abort.range.len() + 48
+        })?;
+        let in_a_listener = facts.calls.iter().any(|listener| {
+            matches!(listener.callee_last.as_str(), "on" | "once" | "addEventListener" | "addListener")
+                && listener.range.start < timer.range.start
+                && timer.range.end <= listener.range.end
+        });
+        if in_a_listener {
+            return None;
+        }
+        timers.push(timer.range.clone());
+    }
+    (!timers.is_empty()).then_some(timers)
 }
 
 /// A listener for a person's keys or for the prompt closing: Ctrl-C
