@@ -41,6 +41,8 @@ const MARKER_LITERALS: &[&str] = &[
     "done", "goal", "pass", "final", "end", "submit", "lgtm", "stop", "exit", "nothing", "approve", "idle",
     "ok", "thank", "answer",
 ];
+/// Words of a failure: a result's error is no result.
+const FAILURE_WORDS: &[&str] = &["error", "errors", "fail", "failed", "failure"];
 const SCORE_WORDS: &[&str] = &[
     "score",
     "accuracy",
@@ -547,8 +549,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && exists
         && !clause.negated
         && view.any(&["result", "answer", "final"])
-        && !view.any(&["error", "errors", "fail", "failed", "failure"])
-        && !view.any_literal(&["error", "errors", "fail", "failed", "failure"])
+        && !view.any(FAILURE_WORDS)
+        && !view.any_literal(FAILURE_WORDS)
     {
         return true;
     }

@@ -56,7 +56,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // for one of these words: most clauses have none, and a pass over
     // their few words costs less than the set lookups that follow.
     let may_match = clause.repeats_recent
-        || super::e8_external_event::loop_check_aborts(view)
+        || loop_check_aborts(view)
         || view.words.iter().any(|word| {
             matches!(
                 *word,
@@ -187,7 +187,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if (view.has("detect")
         && view.any(&["loop", "loops", "cycle", "cycles", "repeat"])
         && leaves_on_detection)
-        || super::e8_external_event::loop_check_aborts(view)
+        || loop_check_aborts(view)
     {
         return true;
     }
@@ -195,6 +195,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     compares_with_previous(view)
+}
+
+/// A loop detector's verdict to abort (`match detector.check(&sig) {
+/// LoopCheckResult::Abort => ...}`): no progress, no stop from outside.
+/// (Named for the loop check, `LoopCheckResult`, or a detector; not
+/// `loop_control.check()`, nor a verdict that is not the abort.)
+pub(crate) fn loop_check_aborts(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    clause.equality
+        && !clause.differs
+        && !clause.negated
+        && view.has("cancel")
+        && view.has("check")
+        && view.has("loop")
+        && (view.any(&["detect", "detector", "repeat", "stuck"])
+            || clause.idents.iter().any(|ident| {
+                crate::words::contains_ignoring_case(ident, "loopcheck")
+                    || crate::words::contains_ignoring_case(ident, "loop_check")
+            }))
 }
 
 /// Whether an equality leaves the loop when its two sides are found the

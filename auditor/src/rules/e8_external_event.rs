@@ -78,7 +78,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A loop detector that asks to abort (`loop_detector.should_abort()`)
     // saw no progress: E5, not a stop from outside.
     if (view.has("detect") && view.any(&["loop", "loops", "cycle", "repeat"]))
-        || loop_check_aborts(view)
+        || super::e5_no_progress::loop_check_aborts(view)
         || view.has("stall")
         || super::e5_no_progress::stale_passes(view)
     {
@@ -403,23 +403,4 @@ pub(crate) fn callers_signal_handed_on(facts: &Facts, kwarg: &KwargFact) -> bool
         return false;
     }
     root == "this" || facts.definition(root, kwarg.range.start, None).is_none()
-}
-
-/// A loop detector's verdict to abort (`match detector.check(&sig) {
-/// LoopCheckResult::Abort => ...}`): no progress, no stop from outside.
-/// (Named for the loop check, `LoopCheckResult`, or a detector; not
-/// `loop_control.check()`, nor a verdict that is not the abort.)
-pub(crate) fn loop_check_aborts(view: &ClauseView<'_>) -> bool {
-    let clause = view.clause;
-    clause.equality
-        && !clause.differs
-        && !clause.negated
-        && view.has("cancel")
-        && view.has("check")
-        && view.has("loop")
-        && (view.any(&["detect", "detector", "repeat", "stuck"])
-            || clause.idents.iter().any(|ident| {
-                crate::words::contains_ignoring_case(ident, "loopcheck")
-                    || crate::words::contains_ignoring_case(ident, "loop_check")
-            }))
 }

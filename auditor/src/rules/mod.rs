@@ -476,20 +476,26 @@ impl<'a> ClauseView<'a> {
         let mut timeout_made_in_pass = false;
         let mut model_made = false;
         let reads_a_signal = clause.idents.iter().any(|ident| ident == "signal");
+        // Whether what was set up at `at` is set up anew on each pass of a
+        // loop around the clause: a stream's loop within one pass of the
+        // agent's. (Not a walk over tasks that gives each its own time,
+        // `for task in tasks: ctx = WithTimeout(..)`: that bounds the run
+        // of each task.)
+        let set_in_pass = |at: usize| {
+            facts.loops.iter().any(|l| {
+                l.kind.is_written()
+                    && !l.collection
+                    && l.range.contains(&at)
+                    && l.range.contains(&clause.range.start)
+            })
+        };
         for ident in &clause.idents {
             // (`controller` of `!controller.signal.aborted`, aborted by a
             // timer; a timer set in a pass times one request.)
             let timers = if reads_a_signal && ident != "signal" { clock_aborts(facts, ident) } else { None };
             if let Some(timers) = timers {
                 made_with_timeout = true;
-                timeout_made_in_pass |= timers.iter().any(|timer| {
-                    facts.loops.iter().any(|l| {
-                        l.kind.is_written()
-                            && !l.collection
-                            && l.range.contains(&timer.start)
-                            && l.range.contains(&clause.range.start)
-                    })
-                });
+                timeout_made_in_pass |= timers.iter().any(|timer| set_in_pass(timer.start));
             }
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 searched.extend(definition.searched.iter().map(String::as_str));
@@ -504,18 +510,7 @@ impl<'a> ClauseView<'a> {
                     });
                 made_with_timeout |= with_timeout;
                 model_made |= definition.model_made;
-                // (Inside this loop, or inside a loop around it and the
-                // clause: a stream's loop within one pass of the agent's.
-                // Not a walk over tasks that gives each its own time, `for
-                // task in tasks: ctx = WithTimeout(..)`: that bounds the run
-                // of each task.)
-                timeout_made_in_pass |= with_timeout
-                    && facts.loops.iter().any(|l| {
-                        l.kind.is_written()
-                            && !l.collection
-                            && l.range.contains(&definition.at)
-                            && l.range.contains(&clause.range.start)
-                    });
+                timeout_made_in_pass |= with_timeout && set_in_pass(definition.at);
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
                 }
