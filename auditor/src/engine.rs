@@ -172,7 +172,7 @@ pub(crate) fn audit_tree(
     let mut found: BTreeMap<ExitId, Vec<Range<usize>>> = BTreeMap::new();
     judge_links(&facts, &lines, &mut found, &mut warnings);
     warn_about_unseen_callees(&facts, &lines, &mut warnings);
-    judge_kwargs_and_calls(&facts, &mut found);
+    judge_kwargs_and_calls(&facts, source, &mut found);
     if frameworks == 0 && facts.loops.is_empty() {
         // Without any loop, nothing is an exit; settings like `max_turns=`
         // handed to an unknown function still are, since they bound a loop
@@ -849,7 +849,7 @@ fn judge_links(
     }
 }
 
-fn judge_kwargs_and_calls(facts: &Facts, found: &mut BTreeMap<ExitId, Vec<Range<usize>>>) {
+fn judge_kwargs_and_calls(facts: &Facts, source: &str, found: &mut BTreeMap<ExitId, Vec<Range<usize>>>) {
     let has_loops = !facts.loops.is_empty();
     for kwarg in &facts.kwargs {
         if !rules::decorator_counts(facts, kwarg.decorator_loop) {
@@ -865,6 +865,15 @@ fn judge_kwargs_and_calls(facts: &Facts, found: &mut BTreeMap<ExitId, Vec<Range<
         }
     }
     if !has_loops {
+        // An excerpt that only configures a framework's run: a deadline
+        // made for that run and handed to it (`ctx, cancel :=
+        // context.WithTimeout(ctx, limit)` then `agent.Run(ctx, ...,
+        // Config{MaxSteps: n})`) bounds its loop too.
+        if !found.is_empty() {
+            for deadline in deadlines_handed_to_a_run(facts, source) {
+                found.entry(ExitId::E4).or_default().push(deadline);
+            }
+        }
         return;
     }
     for call in &facts.calls {
@@ -872,6 +881,46 @@ fn judge_kwargs_and_calls(facts: &Facts, found: &mut BTreeMap<ExitId, Vec<Range<
             found.entry(id).or_default().push(call.range.clone());
         }
     }
+}
+
+/// The Go contexts with a deadline (`context.WithTimeout`,
+/// `context.WithDeadline`) whose context is handed to a later call that
+/// also carries a keyword setting of the run (a step cap in its config):
+/// the run the excerpt configures is timed as a whole.
+fn deadlines_handed_to_a_run(facts: &Facts, source: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for timer in
+        facts.calls.iter().filter(|call| matches!(call.callee_last.as_str(), "WithTimeout" | "WithDeadline"))
+    {
+        let Some(assign) = facts
+            .assigns
+            .iter()
+            .find(|a| a.range.start <= timer.range.start && timer.range.end <= a.range.end)
+        else {
+            continue;
+        };
+        // (`ctx, cancel := ...`: the context is the first name.)
+        let Some(context) = assign.target.split(',').next().map(str::trim).filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let handed_to_the_run = facts.calls.iter().any(|run| {
+            let arguments =
+                source.get(run.range.clone()).and_then(|text| text.split_once('(')).map(|(_, a)| a);
+            run.range.start >= timer.range.end
+                && arguments.is_some_and(|arguments| {
+                    arguments.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| word == context)
+                })
+                && facts.kwargs.iter().any(|kwarg| {
+                    run.range.start <= kwarg.range.start
+                        && kwarg.range.end <= run.range.end
+                        && rules::classify_kwarg(kwarg).is_some()
+                })
+        });
+        if handed_to_the_run {
+            out.push(timer.range.clone());
+        }
+    }
+    out
 }
 
 /// `LoopGuard(max_repeats=5, window=10)`: a setting of a repetition

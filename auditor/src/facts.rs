@@ -171,6 +171,9 @@ pub(crate) struct Clause {
     /// status or reason set to a word of completion (`result.ExitReason =
     /// "final_answer"`, `status = "completed"`): the loop says why it ends.
     pub marks_done: bool,
+    /// The exit under this guard is preceded, in the guard's own body, by a
+    /// flag of a detected loop or stall raised (`loopDetected = true`).
+    pub marks_stall: bool,
     /// The clause compares with an empty string (`content != ""`).
     pub empty_string: bool,
     /// The clause is an entry of a map looked up by a computed key and read
@@ -809,6 +812,23 @@ fn repeats_recent(text: &str) -> bool {
 /// of completion: `result.ExitReason = "final_answer"`, `status := "done"`,
 /// `STATE=completed`. A value that names a limit or a failure says another
 /// exit.
+/// `loopDetected = true`, `self.stuck = True`: a flag of a detected loop
+/// or stall raised.
+fn assignment_says_stalled(text: &str) -> bool {
+    let Some((target, value)) = text.split_once('=') else { return false };
+    let value = value.trim().trim_end_matches(';').trim();
+    if !matches!(value, "true" | "True") || target.ends_with(['!', '<', '>', '=']) {
+        return false;
+    }
+    let target = target.trim().trim_start_matches("let ").trim_start_matches("mut ");
+    let words = canonical_words(target);
+    let has = |word: &str| words.iter().any(|w| w == word);
+    words.len() <= 4
+        && (has("stall") || has("stuck") || (has("detect") && (has("loop") || has("cycle") || has("repeat"))))
+        && !has("not")
+        && !has("allow")
+}
+
 fn assignment_says_done(text: &str) -> bool {
     let bytes = text.as_bytes();
     let Some(at) = (0..bytes.len()).find(|&i| {
@@ -1334,6 +1354,21 @@ impl<'s, 't> Walker<'s, 't> {
     fn extend_words(&self, out: &mut Vec<String>, text: &'s str) {
         let mut memo = self.words_memo.borrow_mut();
         out.extend(memo.entry(text).or_insert_with(|| canonical_words(text)).iter().cloned());
+    }
+
+    /// Whether a Python string is the attribute name handed to `getattr` or
+    /// `hasattr` (their second argument).
+    fn names_an_attribute(&self, node: Node<'t>) -> bool {
+        if self.family != Family::Python {
+            return false;
+        }
+        let Some(arguments) = node.parent().filter(|p| self.kind_name(*p) == "argument_list") else {
+            return false;
+        };
+        let Some(call) = arguments.parent() else { return false };
+        let asks =
+            self.field(call, "function").is_some_and(|f| matches!(self.text(f), "getattr" | "hasattr"));
+        asks && arguments.named_child(1).is_some_and(|second| second.id() == node.id())
     }
 
     /// `node.kind()`, from the table of names.
@@ -3549,6 +3584,11 @@ impl<'s, 't> Walker<'s, 't> {
                     self.facts.clauses[clause].marks_done = true;
                 }
             }
+            if self.says_stalled_before(node) {
+                for &clause in clauses {
+                    self.facts.clauses[clause].marks_stall = true;
+                }
+            }
         }
         // `if reply.tool_calls: ...; continue` before the exit: it runs only
         // when that condition does not hold.
@@ -3676,15 +3716,6 @@ impl<'s, 't> Walker<'s, 't> {
     /// reason or outcome to a word of completion (`ExitReason =
     /// "final_answer"`, `self.state = "done"`, `status=completed`).
     fn says_done_before(&self, exit: Node<'t>) -> bool {
-        // The walk's frames hold the exit's parents (`Node::parent` walks
-        // down from the root: too dear in a deep tree).
-        let mut up =
-            self.frames.iter().rev().map(|frame| frame.node).skip_while(|node| node.id() == exit.id());
-        let (mut block, mut current) = (up.next(), exit);
-        if let Some(statement) = block.filter(|b| self.kind_name(*b) == "expression_statement") {
-            current = statement;
-            block = up.next();
-        }
         // `return { status: 'success', messages }`: the exit says it itself.
         if matches!(self.kind_name(exit), "return_statement" | "return_expression") {
             let text = self.text(exit);
@@ -3696,11 +3727,39 @@ impl<'s, 't> Walker<'s, 't> {
                 return true;
             }
         }
-        let Some(block) = block else { return false };
-        let siblings = self.siblings_of(block, current);
-        siblings.before().iter().rev().take(6).any(|statement| {
+        self.statements_before_exit(exit).iter().rev().any(|statement| {
             let text = self.text(*statement);
             text.len() <= 160 && assignment_says_done(text)
+        })
+    }
+
+    /// The last six statements before `exit` in its own block (an exit
+    /// written as an expression statement, `break;`, counts as that
+    /// statement).
+    fn statements_before_exit(&self, exit: Node<'t>) -> Vec<Node<'t>> {
+        // The walk's frames hold the exit's parents (`Node::parent` walks
+        // down from the root: too dear in a deep tree).
+        let mut up =
+            self.frames.iter().rev().map(|frame| frame.node).skip_while(|node| node.id() == exit.id());
+        let (mut block, mut current) = (up.next(), exit);
+        if let Some(statement) = block.filter(|b| self.kind_name(*b) == "expression_statement") {
+            current = statement;
+            block = up.next();
+        }
+        let Some(block) = block else { return Vec::new() };
+        let siblings = self.siblings_of(block, current);
+        let before = siblings.before();
+        before[before.len().saturating_sub(6)..].to_vec()
+    }
+
+    /// Whether the statements just before `exit`, in its own block, raise a
+    /// flag that says the loop was found going round (`loopDetected =
+    /// true`, `self.stuck = True`, `doom_loop = true`): whatever the guard
+    /// above asks in its own words, the exit is a detector's.
+    fn says_stalled_before(&self, exit: Node<'t>) -> bool {
+        self.statements_before_exit(exit).iter().rev().any(|statement| {
+            let text = self.text(*statement);
+            text.len() <= 80 && assignment_says_stalled(text)
         })
     }
 
@@ -3781,7 +3840,7 @@ impl<'s, 't> Walker<'s, 't> {
             // (Comments are no statements: `// all checks passed` between
             // the skip and the exit does not hide it.)
             let before = siblings.before();
-            for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(8) {
+            for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(12) {
                 if conditions.len() >= 3 {
                     break;
                 }
@@ -4504,6 +4563,11 @@ impl<'s, 't> Walker<'s, 't> {
                         }
                     } else if text.len() <= 200 {
                         self.extend_words(&mut clause.literals, text);
+                        // `getattr(reply, "is_done", False)` reads the
+                        // attribute the string names.
+                        if self.names_an_attribute(node) {
+                            self.extend_words(&mut clause.words, text);
+                        }
                     }
                 }
                 in_string = true;

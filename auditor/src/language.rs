@@ -237,6 +237,11 @@ fn readings_at_hand(source: &str) -> Option<([Option<f64>; 7], [u32; 7])> {
     // closers for every grammar) reads it as written. Each grammar keeps
     // the better of its two readings: the closers are a guess.
     let readings = cut_readings(sample);
+    let hints = content_scores(sample);
+    // A shell script cut inside its `if`, `for` or function also leaves
+    // keywords open that no bracket closes: only Bash reads that reading,
+    // and only when some line hints at Bash.
+    let shell_reading = (hints[index_of(Language::Bash)] > 0).then(|| close_shell_cut(sample)).flatten();
     let mut parser = tree_sitter::Parser::new();
     let mut errors: [Option<f64>; 7] = [None; 7];
     for language in Language::ALL {
@@ -247,7 +252,8 @@ fn readings_at_hand(source: &str) -> Option<([Option<f64>; 7], [u32; 7])> {
             continue;
         }
         let mut fewest = usize::MAX;
-        for text in std::iter::once(sample).chain(readings.iter().map(String::as_str)) {
+        let shell = shell_reading.as_deref().filter(|_| language == Language::Bash);
+        for text in std::iter::once(sample).chain(readings.iter().map(String::as_str)).chain(shell) {
             if let Some(tree) = parser.parse(text, None) {
                 fewest = fewest.min(error_bytes(&tree));
             }
@@ -255,7 +261,59 @@ fn readings_at_hand(source: &str) -> Option<([Option<f64>; 7], [u32; 7])> {
         errors[index_of(language)] =
             Some(if fewest == usize::MAX { f64::INFINITY } else { fewest as f64 / meaningful as f64 });
     }
-    Some((errors, content_scores(sample)))
+    Some((errors, hints))
+}
+
+/// `sample` with the shell constructs it leaves open closed, innermost
+/// first: each `if` with `fi`, each `do` with `done`, each `case` with
+/// `esac`, each brace that opens a group or a function's body with its
+/// brace. `None` when nothing is left open. The scan reads words between
+/// blanks and `;` (quoted text and comments rough, as [`close_cut`]).
+#[cfg(feature = "parser")]
+fn close_shell_cut(sample: &str) -> Option<String> {
+    let mut open: Vec<&'static str> = Vec::new();
+    for line in sample.lines() {
+        let code = line.trim_start();
+        if code.starts_with('#') {
+            continue;
+        }
+        let mut quoted = false;
+        for word in code.split(|c: char| c.is_whitespace() || c == ';') {
+            // Words inside a quoted string are no keywords (`echo "if"`).
+            if word.matches('"').count() % 2 == 1 {
+                quoted = !quoted;
+                continue;
+            }
+            if quoted {
+                continue;
+            }
+            let closer = match word {
+                "if" => Some("fi"),
+                "do" => Some("done"),
+                "case" => Some("esac"),
+                "{" => Some("}"),
+                "fi" | "done" | "esac" | "}" => {
+                    open.pop();
+                    None
+                }
+                _ => None,
+            };
+            open.extend(closer);
+        }
+        if open.len() > 64 {
+            return None;
+        }
+    }
+    if open.is_empty() {
+        return None;
+    }
+    let mut closed = sample.trim_end().to_string();
+    closed.push('\n');
+    for closer in open.iter().rev() {
+        closed.push_str(closer);
+        closed.push('\n');
+    }
+    Some(closed)
 }
 
 /// Picks the language whose parse leaves the smallest share of the paste in
@@ -553,6 +611,12 @@ fn language_of_shebang(source: &str) -> Option<Language> {
     let interpreter = first.strip_prefix("#!")?;
     if interpreter.contains("python") {
         Some(Language::Python)
+    } else if interpreter
+        .split(|c: char| c.is_whitespace() || c == '/')
+        .any(|word| matches!(word, "ts-node" | "ts-node-esm" | "tsx" | "tsn"))
+    {
+        // The runners of TypeScript (`#!/usr/bin/env -S npx tsx`).
+        Some(Language::TypeScript)
     } else if ["node", "deno", "bun"].iter().any(|name| interpreter.contains(name)) {
         Some(Language::JavaScript)
     } else if ["bash", "/sh", " sh", "zsh", "dash", "ksh"].iter().any(|name| interpreter.contains(name)) {
@@ -932,6 +996,13 @@ mod tests {
             "process_errors() {\n  if echo \"$response\" | jq -e '.error' >/dev/null; then\n    echo \"$response\" | jq -r '.error'\n    return 1\n  fi\n  return 0\n}\nprocess_tool_call() {\n  if echo \"$response\" | jq -e '.message.tool_calls' >/dev/null; then\n    local content=$(echo \"$response\" | jq -r '.message.content')\n    if [ -n \"$content\" ]; then\n      echo \"$content\"\n    fi\n    local calls=$(echo \"$response\" | jq -r '.message.tool_calls[]')\n",
             Some(Language::Bash),
         );
+        // Cut four constructs deep (a function, an `if`, a `for`, a group):
+        // the keywords left open are closed in the shell's words.
+        check(
+            None,
+            "check_outputs() {\n  local n=\"$1\"\n  local path full\n  if ((${#WANTED[@]} > 0)); then\n    for path in \"${WANTED[@]}\"; do\n    if [[ \"$path\" == /* ]]; then\n      full=\"$path\"\n    else\n      full=\"$ROOT/$path\"\n    fi\n    if [[ ! -e \"$full\" ]]; then\n      log \"missing output of step $n: $path\"\n      {\n        echo \"\"\n        echo \"-- missing: $path --\"\n",
+            Some(Language::Bash),
+        );
         // JavaScript's imports name a string; a class's method is indented.
         check(None, "import fs from 'node:fs'\nimport { run } from './run.js'\n", Some(Language::JavaScript));
         check(
@@ -947,6 +1018,14 @@ mod tests {
         check(Some("dir/loop.TSX"), "", Some(Language::Tsx));
         check(Some("run.mjs"), "", Some(Language::JavaScript));
         check(None, "#!/usr/bin/env bash\nwhile true; do :; done\n", Some(Language::Bash));
+        // A TypeScript runner's shebang, though `node` is in its name.
+        check(
+            None,
+            "#!/usr/bin/env -S npx tsx\nimport { run } from './run.js'\n",
+            Some(Language::TypeScript),
+        );
+        check(None, "#!/usr/bin/env ts-node\nconst x = 1\n", Some(Language::TypeScript));
+        check(None, "#!/usr/bin/env -S node --no-warnings\nconst x = 1\n", Some(Language::JavaScript));
         check(None, "#!/usr/bin/env python3\nprint(1)\n", Some(Language::Python));
         check(None, "package main\n\nfunc main() {\n}\n", Some(Language::Go));
         check(None, "use std::io;\nfn main() {\n    let mut x = 1;\n}\n", Some(Language::Rust));

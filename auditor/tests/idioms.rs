@@ -3297,3 +3297,68 @@ fn e6_exit_typed_at_a_prompt_user_helper() {
         &[E6],
     );
 }
+
+#[test]
+fn e1_an_answer_returned_after_the_skip_of_tool_calls_and_its_bookkeeping() {
+    // The only way back to the top is the `continue` under "has tool calls";
+    // ten statements of rendering and logging sit between it and the return.
+    let source = "class Loop {\n  async run() {\n    while (this.turns < MAX_TURNS) {\n      this.turns++;\n      const reply = await this.model.chat(this.history);\n      this.history.push(reply);\n      if (reply.tool_calls && reply.tool_calls.length > 0) {\n        await this.runTools(reply.tool_calls);\n        continue;\n      }\n      const a = reply.usage?.input;\n      const b = reply.usage?.output;\n      const c = a + b;\n      const d = formatCount(a);\n      const e = formatCount(b);\n      const f = formatCount(c);\n      const g = `${d}/${e}/${f}`;\n      logger.info(g);\n      print(reply.text);\n      return reply.text;\n    }\n  }\n}\n";
+    check(JavaScript, source, &[E1, E2]);
+}
+
+#[test]
+fn e1_getattr_names_the_attribute_it_reads() {
+    let source = "async def execute(self, plan):\n    i = 0\n    while i < len(plan.steps):\n        answer = await self.run_step(plan.steps[i])\n        review = await self.planner.refine(plan, answer)\n        if getattr(review, \"is_done\", False):\n            return answer\n        i += 1\n";
+    assert!(audit(source, None, Some(Python)).found().contains(&E1), "{source}");
+    let other = source.replace("\"is_done\"", "\"new_steps\"");
+    check_absent(Python, &other, E1);
+}
+
+#[test]
+fn e5_a_detectors_flag_raised_before_the_break() {
+    // The guard asks which action the settings chose; the branch says why
+    // it leaves: the loop was found repeating itself.
+    let source = "async function run(agent, detector, onLoop) {\n  let loopDetected = false;\n  for (let turn = 0; turn < 30; turn++) {\n    const reply = await agent.step();\n    const seen = detector.record(reply.calls);\n    if (seen) {\n      const action = await onLoop(seen);\n      if (action === 'terminate') {\n        loopDetected = true;\n        break;\n      }\n    }\n    if (!reply.calls.length) return reply.text;\n  }\n}\n";
+    check(JavaScript, source, &[E1, E2, E5]);
+    let plain = source.replace("loopDetected = true;", "logged = true;");
+    check_absent(JavaScript, &plain, E5);
+}
+
+#[test]
+fn e6_a_person_asked_whether_to_go_on_after_a_doom_loop() {
+    // The detector fires in a walk over the reply's calls; a person then
+    // decides, through the approval callback, whether the run goes on.
+    let source = "fn run(&mut self) -> Result<Outcome> {\n    for _turn in 0..self.max_turns {\n        let reply = self.model.complete(&self.messages)?;\n        if reply.tool_calls.is_empty() {\n            return Ok(Outcome::Done(reply.text));\n        }\n        let mut doom_loop_detected = false;\n        for call in reply.tool_calls.iter() {\n            if self.tracker.record(&call.name, &call.args) {\n                doom_loop_detected = true;\n                break;\n            }\n        }\n        if doom_loop_detected {\n            let user_wants_continue = if let Some(ref cb) = self.approval_cb {\n                cb(&self.continue_request()).unwrap_or(false)\n            } else {\n                false\n            };\n            if !user_wants_continue {\n                return Ok(Outcome::Stopped);\n            }\n            self.tracker.reset();\n        }\n        self.run_tools(&reply.tool_calls)?;\n    }\n    Ok(Outcome::Cap)\n}\n";
+    check(Rust, source, &[E1, E2, E5, E6]);
+}
+
+#[test]
+fn e4_a_deadline_handed_to_the_run_an_excerpt_configures() {
+    let source = "package main\n\nfunc runTask(client *Client, task string, limit time.Duration, steps int) error {\n\tctx, cancel := context.WithTimeout(context.Background(), limit)\n\tdefer cancel()\n\tres, err := agent.Run(ctx, client, task, agent.Config{MaxSteps: steps})\n\tif err != nil {\n\t\treturn err\n\t}\n\tfmt.Println(res.Final)\n\treturn nil\n}\n";
+    check(Go, source, &[E2, E4]);
+    // A deadline for something else (a probe) is not the run's.
+    let probe = "package main\n\nfunc runTask(client *Client, task string, limit time.Duration, steps int) error {\n\tpctx, cancel := context.WithTimeout(context.Background(), limit)\n\tdefer cancel()\n\tif err := client.Ping(pctx); err != nil {\n\t\treturn err\n\t}\n\tres, err := agent.Run(context.Background(), client, task, agent.Config{MaxSteps: steps})\n\tif err != nil {\n\t\treturn err\n\t}\n\tfmt.Println(res.Final)\n\treturn nil\n}\n";
+    check(Go, probe, &[E2]);
+}
+
+#[test]
+fn e3_a_budget_of_steps_spent_is_a_turn_cap() {
+    let source = "async function run(engine, config) {\n  const stepBudget = { spent: 0 };\n  for (let i = 0; i < config.maxIterations; i++) {\n    const plan = await engine.plan();\n    if (stepBudget.spent + plan.steps.length > config.maxStepsPerRun) {\n      throw new Error('step budget exceeded');\n    }\n    stepBudget.spent += plan.steps.length;\n    if (await engine.execute(plan)) return;\n  }\n}\n";
+    check_absent(JavaScript, source, E3);
+    let money = source
+        .replace(
+            "stepBudget.spent + plan.steps.length > config.maxStepsPerRun",
+            "budget.spent + plan.cost > config.maxCostUsd",
+        )
+        .replace("stepBudget", "budget");
+    assert!(audit(&money, None, Some(JavaScript)).found().contains(&E3), "{money}");
+}
+
+#[test]
+fn e1_an_approval_a_reviewing_model_gave() {
+    let source = "async function main() {\n  for (let i = 1; i <= MAX_ROUNDS; i++) {\n    await runBuilder(task);\n    const review = await runReviewer();\n    const isApproved = reviewApproves(review.output);\n    if (isApproved) {\n      break;\n    }\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2]);
+    // A person's approval stays theirs.
+    let person = source.replace("reviewApproves(review.output)", "await askHumanApproval(rl, review.output)");
+    check(TypeScript, &person, &[E2, E6]);
+}

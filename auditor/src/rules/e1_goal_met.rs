@@ -504,11 +504,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // This pass did not ask to go on (`if not step.heartbeat_request`,
     // `if not reply.should_continue`). (A method asked whether to go on,
     // `self.loop.should_continue(state)`, is a policy whose reasons are
-    // its own: turns, spend or the work.)
+    // its own: turns, spend or the work. A person asked whether to go on,
+    // `if !user_wants_continue`, is an interrupt.)
     if view.this_pass
         && clause.negated
         && view.any(&["heartbeat", "continue", "continuation", "more", "followup", "again"])
         && !called_name_says(view, "continue")
+        && !view.has("human")
     {
         return true;
     }

@@ -143,7 +143,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     let exceeded = view.any(&["over", "exceed", "exceeded", "exceeds", "exhausted"]);
-    if view.has("cost") && (clause.ordering || exceeded || view.has("max")) {
+    // (What a budget of steps has spent, `stepBudget.spent +
+    // plan.steps.length > maxStepsPerRun`, is a count of passes: a turn
+    // cap.)
+    let spent_steps = view.has("budget") && view.any(COUNT_WORDS);
+    if view.has("cost") && (clause.ordering || exceeded || view.has("max")) && !spent_steps {
         return true;
     }
     // A budget of passes (`explored < ExplorationBudget`, counted by one a

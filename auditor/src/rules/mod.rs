@@ -719,6 +719,18 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(ExitId::E8);
         }
     }
+    // An approval read by its own name as a person's, whose value a
+    // model's review gave (`const isApproved = isApprovedReview(review)`
+    // after `review = await runCodexReview()`): the reviewer's verdict.
+    if by_name == Some(ExitId::E6)
+        && own.has("approve")
+        && values_mention(provenance, clause, &["critic", "evaluate", "evaluator", "judge"])
+    {
+        let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
+        if !expanded.any(&["human", "input", "ask", "hitl"]) {
+            return Some(ExitId::E1);
+        }
+    }
     // A goal or a bound read by its bare names, whose values say what they
     // measure (asked of the values first: an expanded view costs more):
     // work left that is the time left (`remaining = deadline -
@@ -936,6 +948,11 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     // the agent's loop: its clock is one step's timeout.
     if view.nested && view.waits && e4_wall_clock::clause_matches(view) {
         return None;
+    }
+    // The branch raises a detector's flag before it leaves
+    // (`loopDetected = true; break`): no progress, whatever it asked.
+    if view.clause.marks_stall {
+        return Some(ExitId::E5);
     }
     if e1_goal_met::passes_without_action(view) {
         return Some(ExitId::E1);
