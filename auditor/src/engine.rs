@@ -884,8 +884,8 @@ fn judge_kwargs_and_calls(facts: &Facts, source: &str, found: &mut BTreeMap<Exit
 }
 
 /// The Go contexts with a deadline (`context.WithTimeout`,
-/// `context.WithDeadline`) whose context is handed to a later call that
-/// also carries a keyword setting of the run (a step cap in its config):
+/// `context.WithDeadline`) whose context is handed to a later call of the
+/// same function that also carries a step cap or a budget in its settings:
 /// the run the excerpt configures is timed as a whole.
 fn deadlines_handed_to_a_run(facts: &Facts, source: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
@@ -903,18 +903,24 @@ fn deadlines_handed_to_a_run(facts: &Facts, source: &str) -> Vec<Range<usize>> {
         let Some(context) = assign.target.split(',').next().map(str::trim).filter(|n| !n.is_empty()) else {
             continue;
         };
+        // (The run is called in the same function, after the timer, with
+        // a step cap or a budget in its settings; then the context's name
+        // is looked for among its arguments.)
         let handed_to_the_run = facts.calls.iter().any(|run| {
-            let arguments =
-                source.get(run.range.clone()).and_then(|text| text.split_once('(')).map(|(_, a)| a);
             run.range.start >= timer.range.end
-                && arguments.is_some_and(|arguments| {
-                    arguments.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| word == context)
-                })
+                && run.enclosing_function == timer.enclosing_function
                 && facts.kwargs.iter().any(|kwarg| {
                     run.range.start <= kwarg.range.start
                         && kwarg.range.end <= run.range.end
-                        && rules::classify_kwarg(kwarg).is_some()
+                        && matches!(rules::classify_kwarg(kwarg), Some(ExitId::E2 | ExitId::E3))
                 })
+                && source.get(run.range.clone()).and_then(|text| text.split_once('(')).is_some_and(
+                    |(_, arguments)| {
+                        arguments
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .any(|word| word == context)
+                    },
+                )
         });
         if handed_to_the_run {
             out.push(timer.range.clone());

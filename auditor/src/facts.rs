@@ -171,8 +171,9 @@ pub(crate) struct Clause {
     /// status or reason set to a word of completion (`result.ExitReason =
     /// "final_answer"`, `status = "completed"`): the loop says why it ends.
     pub marks_done: bool,
-    /// The exit under this guard is preceded, in the guard's own body, by a
-    /// flag of a detected loop or stall raised (`loopDetected = true`).
+    /// The exit under this guard is preceded, among the last statements of
+    /// its own block, by a flag of a detected loop or stall raised
+    /// (`loopDetected = true; break`).
     pub marks_stall: bool,
     /// The clause compares with an empty string (`content != ""`).
     pub empty_string: bool,
@@ -808,27 +809,28 @@ fn repeats_recent(text: &str) -> bool {
     latest_two || all_one
 }
 
-/// Whether an assignment's text sets a status, reason or outcome to a word
-/// of completion: `result.ExitReason = "final_answer"`, `status := "done"`,
-/// `STATE=completed`. A value that names a limit or a failure says another
-/// exit.
-/// `loopDetected = true`, `self.stuck = True`: a flag of a detected loop
-/// or stall raised.
+/// `loopDetected = true`, `self.stuck = True`, `STALLED=1`: a flag of a
+/// detected loop or stall raised. (Not a setting that switches detection on
+/// or off, `loop_detection_enabled = true`, nor a flag of the contrary,
+/// `no_stall = true`.) ("Stuck", "repeating" and "doom" read as "stall".)
 fn assignment_says_stalled(text: &str) -> bool {
     let Some((target, value)) = text.split_once('=') else { return false };
     let value = value.trim().trim_end_matches(';').trim();
-    if !matches!(value, "true" | "True") || target.ends_with(['!', '<', '>', '=']) {
+    if !matches!(value, "true" | "True" | "1") || target.ends_with(['!', '<', '>', '=']) {
         return false;
     }
     let target = target.trim().trim_start_matches("let ").trim_start_matches("mut ");
     let words = canonical_words(target);
     let has = |word: &str| words.iter().any(|w| w == word);
     words.len() <= 4
-        && (has("stall") || has("stuck") || (has("detect") && (has("loop") || has("cycle") || has("repeat"))))
-        && !has("not")
-        && !has("allow")
+        && (has("stall") || (has("detect") && (has("loop") || has("cycle"))))
+        && !["not", "no", "allow", "enabled", "enable", "check", "reset"].iter().any(|w| has(w))
 }
 
+/// Whether an assignment's text sets a status, reason or outcome to a word
+/// of completion: `result.ExitReason = "final_answer"`, `status := "done"`,
+/// `STATE=completed`. A value that names a limit or a failure says another
+/// exit.
 fn assignment_says_done(text: &str) -> bool {
     let bytes = text.as_bytes();
     let Some(at) = (0..bytes.len()).find(|&i| {

@@ -277,16 +277,26 @@ fn close_shell_cut(sample: &str) -> Option<String> {
         if code.starts_with('#') {
             continue;
         }
-        let mut quoted = false;
+        let mut quote: Option<char> = None;
         for word in code.split(|c: char| c.is_whitespace() || c == ';') {
-            // Words inside a quoted string are no keywords (`echo "if"`).
-            if word.matches('"').count() % 2 == 1 {
-                quoted = !quoted;
-                continue;
+            // Words inside a quoted string are no keywords (`echo "if"`,
+            // `echo 'run if needed'`).
+            let opens = ['"', '\''].into_iter().find(|q| word.matches(*q).count() % 2 == 1);
+            match (quote, opens) {
+                (None, Some(q)) => {
+                    quote = Some(q);
+                    continue;
+                }
+                (Some(open), Some(q)) if open == q => {
+                    quote = None;
+                    continue;
+                }
+                (Some(_), _) => continue,
+                (None, None) => {}
             }
-            if quoted {
-                continue;
-            }
+            // (`name(){` opens a function's body; `done)` closes a loop
+            // inside a command substitution.)
+            let word = if word.ends_with("(){") { "{" } else { word.trim_end_matches(')') };
             let closer = match word {
                 "if" => Some("fi"),
                 "do" => Some("done"),
@@ -613,9 +623,10 @@ fn language_of_shebang(source: &str) -> Option<Language> {
         Some(Language::Python)
     } else if interpreter
         .split(|c: char| c.is_whitespace() || c == '/')
-        .any(|word| matches!(word, "ts-node" | "ts-node-esm" | "tsx" | "tsn"))
+        .any(|word| word.starts_with("ts-node") || matches!(word, "ts-script" | "tsx" | "tsn"))
     {
-        // The runners of TypeScript (`#!/usr/bin/env -S npx tsx`).
+        // The runners of TypeScript (`#!/usr/bin/env -S npx tsx`,
+        // `ts-node-script`, and `tsn`, the usual alias of ts-node's).
         Some(Language::TypeScript)
     } else if ["node", "deno", "bun"].iter().any(|name| interpreter.contains(name)) {
         Some(Language::JavaScript)
@@ -1013,6 +1024,16 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_shell_script_is_closed_in_its_own_words() {
+        let cut = "main(){\n  for f in *.md; do\n    echo 'run if needed'\n    if [ -s \"$f\" ]; then\n      n=$(ls | while read x; do echo \"$x\"; done)\n";
+        assert_eq!(
+            close_shell_cut(cut).as_deref(),
+            Some(format!("{}\nfi\ndone\n}}\n", cut.trim_end()).as_str())
+        );
+        assert_eq!(close_shell_cut("if true; then\n  echo \"if\"\nfi\n"), None);
+    }
+
+    #[test]
     fn detects_by_extension_shebang_and_content() {
         check(Some("agent.py"), "", Some(Language::Python));
         check(Some("dir/loop.TSX"), "", Some(Language::Tsx));
@@ -1025,6 +1046,7 @@ mod tests {
             Some(Language::TypeScript),
         );
         check(None, "#!/usr/bin/env ts-node\nconst x = 1\n", Some(Language::TypeScript));
+        check(None, "#!/usr/bin/env ts-node-script\nconst x = 1\n", Some(Language::TypeScript));
         check(None, "#!/usr/bin/env -S node --no-warnings\nconst x = 1\n", Some(Language::JavaScript));
         check(None, "#!/usr/bin/env python3\nprint(1)\n", Some(Language::Python));
         check(None, "package main\n\nfunc main() {\n}\n", Some(Language::Go));

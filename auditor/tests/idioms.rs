@@ -3301,7 +3301,8 @@ fn e6_exit_typed_at_a_prompt_user_helper() {
 #[test]
 fn e1_an_answer_returned_after_the_skip_of_tool_calls_and_its_bookkeeping() {
     // The only way back to the top is the `continue` under "has tool calls";
-    // ten statements of rendering and logging sit between it and the return.
+    // nine statements of rendering and logging sit between it and the
+    // return (the old window read eight).
     let source = "class Loop {\n  async run() {\n    while (this.turns < MAX_TURNS) {\n      this.turns++;\n      const reply = await this.model.chat(this.history);\n      this.history.push(reply);\n      if (reply.tool_calls && reply.tool_calls.length > 0) {\n        await this.runTools(reply.tool_calls);\n        continue;\n      }\n      const a = reply.usage?.input;\n      const b = reply.usage?.output;\n      const c = a + b;\n      const d = formatCount(a);\n      const e = formatCount(b);\n      const f = formatCount(c);\n      const g = `${d}/${e}/${f}`;\n      logger.info(g);\n      print(reply.text);\n      return reply.text;\n    }\n  }\n}\n";
     check(JavaScript, source, &[E1, E2]);
 }
@@ -3322,6 +3323,9 @@ fn e5_a_detectors_flag_raised_before_the_break() {
     check(JavaScript, source, &[E1, E2, E5]);
     let plain = source.replace("loopDetected = true;", "logged = true;");
     check_absent(JavaScript, &plain, E5);
+    // A cap beside the detector in the guard stays the cap it names.
+    let capped = "async function run(agent, detector) {\n  let loopDetected = false;\n  let turn = 0;\n  while (true) {\n    const reply = await agent.step();\n    turn++;\n    if (turn >= maxTurns || detector.isLooping(reply.calls)) {\n      loopDetected = true;\n      break;\n    }\n    if (!reply.calls.length) return reply.text;\n  }\n}\n";
+    check(JavaScript, capped, &[E1, E2, E5]);
 }
 
 #[test]
@@ -3339,6 +3343,9 @@ fn e4_a_deadline_handed_to_the_run_an_excerpt_configures() {
     // A deadline for something else (a probe) is not the run's.
     let probe = "package main\n\nfunc runTask(client *Client, task string, limit time.Duration, steps int) error {\n\tpctx, cancel := context.WithTimeout(context.Background(), limit)\n\tdefer cancel()\n\tif err := client.Ping(pctx); err != nil {\n\t\treturn err\n\t}\n\tres, err := agent.Run(context.Background(), client, task, agent.Config{MaxSteps: steps})\n\tif err != nil {\n\t\treturn err\n\t}\n\tfmt.Println(res.Final)\n\treturn nil\n}\n";
     check(Go, probe, &[E2]);
+    // A context of the same name made in another function is not the run's.
+    let elsewhere = "package main\n\nfunc ping(c *Client) error {\n\tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)\n\tdefer cancel()\n\treturn c.Ping(ctx)\n}\n\nfunc runTask(ctx context.Context, c *Client, task string) error {\n\t_, err := agent.Run(ctx, c, task, agent.Config{MaxSteps: 20})\n\treturn err\n}\n";
+    check(Go, elsewhere, &[E2]);
 }
 
 #[test]
@@ -3352,6 +3359,12 @@ fn e3_a_budget_of_steps_spent_is_a_turn_cap() {
         )
         .replace("stepBudget", "budget");
     assert!(audit(&money, None, Some(JavaScript)).found().contains(&E3), "{money}");
+    // A budget of money whose names also say a step stays a budget.
+    let dollars = source.replace(
+        "stepBudget.spent + plan.steps.length > config.maxStepsPerRun",
+        "stepBudget.spentUsd + plan.stepCost > config.maxUsd",
+    );
+    assert!(audit(&dollars, None, Some(JavaScript)).found().contains(&E3), "{dollars}");
 }
 
 #[test]
@@ -3361,4 +3374,7 @@ fn e1_an_approval_a_reviewing_model_gave() {
     // A person's approval stays theirs.
     let person = source.replace("reviewApproves(review.output)", "await askHumanApproval(rl, review.output)");
     check(TypeScript, &person, &[E2, E6]);
+    // Nor is an approval of a review a person confirms.
+    let confirmed = source.replace("reviewApproves(review.output)", "await confirmReview(rl, review.output)");
+    check_absent(TypeScript, &confirmed, E1);
 }

@@ -505,12 +505,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // `if not reply.should_continue`). (A method asked whether to go on,
     // `self.loop.should_continue(state)`, is a policy whose reasons are
     // its own: turns, spend or the work. A person asked whether to go on,
-    // `if !user_wants_continue`, is an interrupt.)
+    // `if !user_wants_continue`, is an interrupt; "user" in the words of
+    // where the values came from may be a message's role.)
     if view.this_pass
         && clause.negated
         && view.any(&["heartbeat", "continue", "continuation", "more", "followup", "again"])
         && !called_name_says(view, "continue")
-        && !view.has("human")
+        && (view.expanded || !view.has("human"))
     {
         return true;
     }

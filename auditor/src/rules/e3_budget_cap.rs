@@ -146,7 +146,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (What a budget of steps has spent, `stepBudget.spent +
     // plan.steps.length > maxStepsPerRun`, is a count of passes: a turn
     // cap.)
-    let spent_steps = view.has("budget") && view.any(COUNT_WORDS);
+    // (Not a budget of money whose names also say a step, `budget.spent_usd
+    // + step_cost > budget.max_usd`: "spent" alone reads as "cost", so the
+    // names themselves are asked for money or tokens.)
+    let names_money = || {
+        clause.idents.iter().any(|ident| {
+            ["cost", "usd", "dollar", "price", "token", "money", "credit"]
+                .iter()
+                .any(|word| crate::words::contains_ignoring_case(ident, word))
+        })
+    };
+    let spent_steps = view.has("budget") && view.any(COUNT_WORDS) && !names_money();
     if view.has("cost") && (clause.ordering || exceeded || view.has("max")) && !spent_steps {
         return true;
     }

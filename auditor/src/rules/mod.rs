@@ -722,12 +722,18 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // An approval read by its own name as a person's, whose value a
     // model's review gave (`const isApproved = isApprovedReview(review)`
     // after `review = await runCodexReview()`): the reviewer's verdict.
+    // (Not an approval asked of a person through a review, `approved =
+    // await confirmReview(plan)`, nor one read as refused.)
+    // ("Judge" and "evaluator" read as "critic".)
     if by_name == Some(ExitId::E6)
         && own.has("approve")
-        && values_mention(provenance, clause, &["critic", "evaluate", "evaluator", "judge"])
+        && !clause.negated
+        && values_mention(provenance, clause, &["critic", "evaluate"])
     {
         let expanded = ClauseView::new(provenance, clause, role, loop_id, true);
-        if !expanded.any(&["human", "input", "ask", "hitl"]) {
+        if !expanded.from_input
+            && !expanded.any(&["human", "input", "ask", "hitl", "confirm", "prompt", "manual"])
+        {
             return Some(ExitId::E1);
         }
     }
@@ -950,9 +956,18 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
         return None;
     }
     // The branch raises a detector's flag before it leaves
-    // (`loopDetected = true; break`): no progress, whatever it asked.
+    // (`loopDetected = true; break`): no progress, whatever the guard asked
+    // of the work or of an action chosen in the settings. (A bound beside
+    // the detector in the guard, `turn >= maxTurns || looping`, stays the
+    // bound it names.)
     if view.clause.marks_stall {
-        return Some(ExitId::E5);
+        let bounds: [(ExitId, ClauseRule); 4] = [
+            (ExitId::E4, e4_wall_clock::clause_matches),
+            (ExitId::E3, e3_budget_cap::clause_matches),
+            (ExitId::E7, e7_error_threshold::clause_matches),
+            (ExitId::E2, e2_turn_cap::clause_matches),
+        ];
+        return bounds.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id).or(Some(ExitId::E5));
     }
     if e1_goal_met::passes_without_action(view) {
         return Some(ExitId::E1);
