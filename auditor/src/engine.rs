@@ -883,15 +883,15 @@ fn judge_kwargs_and_calls(facts: &Facts, source: &str, found: &mut BTreeMap<Exit
     }
 }
 
-/// The Go contexts with a deadline (`context.WithTimeout`,
-/// `context.WithDeadline`) whose context is handed to a later call of the
-/// same function that also carries a step cap or a budget in its settings:
-/// the run the excerpt configures is timed as a whole.
+/// The deadlines made into a name (`ctx, cancel :=
+/// context.WithTimeout(..)`) that is handed to a later call of the same
+/// function carrying a step cap or a budget in its settings: the run the
+/// excerpt configures is timed as a whole.
 fn deadlines_handed_to_a_run(facts: &Facts, source: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    for timer in
-        facts.calls.iter().filter(|call| matches!(call.callee_last.as_str(), "WithTimeout" | "WithDeadline"))
-    {
+    // (The wall clock's own rule says which calls set a deadline, and which
+    // of those only time one step: a probe's, a shutdown's.)
+    for timer in facts.calls.iter().filter(|call| rules::e4_wall_clock::call_matches(facts, call)) {
         let Some(assign) = facts
             .assigns
             .iter()

@@ -1358,19 +1358,14 @@ impl<'s, 't> Walker<'s, 't> {
         out.extend(memo.entry(text).or_insert_with(|| canonical_words(text)).iter().cloned());
     }
 
-    /// Whether a Python string is the attribute name handed to `getattr` or
-    /// `hasattr` (their second argument).
-    fn names_an_attribute(&self, node: Node<'t>) -> bool {
-        if self.family != Family::Python {
-            return false;
+    /// The attribute name a Python `getattr` or `hasattr` call is handed
+    /// (its second argument), when `call` is one.
+    fn attribute_named(&self, call: Node<'t>) -> Option<Node<'t>> {
+        let function = self.field(call, "function")?;
+        if !matches!(self.text(function), "getattr" | "hasattr") {
+            return None;
         }
-        let Some(arguments) = node.parent().filter(|p| self.kind_name(*p) == "argument_list") else {
-            return false;
-        };
-        let Some(call) = arguments.parent() else { return false };
-        let asks =
-            self.field(call, "function").is_some_and(|f| matches!(self.text(f), "getattr" | "hasattr"));
-        asks && arguments.named_child(1).is_some_and(|second| second.id() == node.id())
+        self.field(call, "arguments")?.named_child(1)
     }
 
     /// `node.kind()`, from the table of names.
@@ -3581,15 +3576,24 @@ impl<'s, 't> Walker<'s, 't> {
         // `if`'s condition or a handler's exception types.
         let mut groups = self.guard_groups_above(floor);
         if let Some((Role::Guard, clauses)) = groups.first() {
-            if self.says_done_before(node) {
-                for &clause in clauses {
-                    self.facts.clauses[clause].marks_done = true;
-                }
-            }
-            if self.says_stalled_before(node) {
-                for &clause in clauses {
-                    self.facts.clauses[clause].marks_stall = true;
-                }
+            // The last statements before the exit say why it leaves: the
+            // work done, or a detector's flag raised.
+            let siblings = self.statements_before_exit(node);
+            let before = siblings.as_ref().map_or(&[][..], |s| {
+                let before = s.before();
+                &before[before.len().saturating_sub(6)..]
+            });
+            let says = |limit: usize, test: fn(&str) -> bool| {
+                before.iter().any(|statement| {
+                    let text = self.text(*statement);
+                    text.len() <= limit && test(text)
+                })
+            };
+            let done = self.exit_says_done(node) || says(160, assignment_says_done);
+            let stalled = says(80, assignment_says_stalled);
+            for &clause in clauses {
+                self.facts.clauses[clause].marks_done |= done;
+                self.facts.clauses[clause].marks_stall |= stalled;
             }
         }
         // `if reply.tool_calls: ...; continue` before the exit: it runs only
@@ -3711,34 +3715,21 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
-    /// The guards between `floor` and the top of the stack, nearest first,
-    /// at most `GUARD_LIMIT`, one group each: an `if`'s or a case arm's
-    /// clauses, or a handler's exception types.
-    /// Whether a statement before the exit in its own block sets a status,
-    /// reason or outcome to a word of completion (`ExitReason =
-    /// "final_answer"`, `self.state = "done"`, `status=completed`).
-    fn says_done_before(&self, exit: Node<'t>) -> bool {
-        // `return { status: 'success', messages }`: the exit says it itself.
-        if matches!(self.kind_name(exit), "return_statement" | "return_expression") {
-            let text = self.text(exit);
-            if text.len() <= 300
-                && text
-                    .split([',', '{', '(', '\n'])
-                    .any(|part| assignment_says_done(&part.replacen(':', "=", 1)))
-            {
-                return true;
-            }
+    /// Whether the exit says the work is done itself: `return { status:
+    /// 'success', messages }`.
+    fn exit_says_done(&self, exit: Node<'t>) -> bool {
+        if !matches!(self.kind_name(exit), "return_statement" | "return_expression") {
+            return false;
         }
-        self.statements_before_exit(exit).iter().rev().any(|statement| {
-            let text = self.text(*statement);
-            text.len() <= 160 && assignment_says_done(text)
-        })
+        let text = self.text(exit);
+        text.len() <= 300
+            && text.split([',', '{', '(', '\n']).any(|part| assignment_says_done(&part.replacen(':', "=", 1)))
     }
 
-    /// The last six statements before `exit` in its own block (an exit
-    /// written as an expression statement, `break;`, counts as that
-    /// statement).
-    fn statements_before_exit(&self, exit: Node<'t>) -> Vec<Node<'t>> {
+    /// The statements around `exit` in its own block (an exit written as an
+    /// expression statement, `break;`, counts as that statement): those
+    /// before it say why it leaves.
+    fn statements_before_exit(&self, exit: Node<'t>) -> Option<Siblings<'t>> {
         // The walk's frames hold the exit's parents (`Node::parent` walks
         // down from the root: too dear in a deep tree).
         let mut up =
@@ -3748,21 +3739,7 @@ impl<'s, 't> Walker<'s, 't> {
             current = statement;
             block = up.next();
         }
-        let Some(block) = block else { return Vec::new() };
-        let siblings = self.siblings_of(block, current);
-        let before = siblings.before();
-        before[before.len().saturating_sub(6)..].to_vec()
-    }
-
-    /// Whether the statements just before `exit`, in its own block, raise a
-    /// flag that says the loop was found going round (`loopDetected =
-    /// true`, `self.stuck = True`, `doom_loop = true`): whatever the guard
-    /// above asks in its own words, the exit is a detector's.
-    fn says_stalled_before(&self, exit: Node<'t>) -> bool {
-        self.statements_before_exit(exit).iter().rev().any(|statement| {
-            let text = self.text(*statement);
-            text.len() <= 80 && assignment_says_stalled(text)
-        })
+        Some(self.siblings_of(block?, current))
     }
 
     /// Whether a Bash `read` comes right after a prompt printed for it
@@ -3794,6 +3771,9 @@ impl<'s, 't> Walker<'s, 't> {
         matches!(name, "echo" | "printf") && text.len() <= 200 && !text.contains('\n')
     }
 
+    /// The guards between `floor` and the top of the stack, nearest first,
+    /// at most `GUARD_LIMIT`, one group each: an `if`'s or a case arm's
+    /// clauses, or a handler's exception types.
     fn guard_groups_above(&mut self, floor: usize) -> Vec<(Role, Vec<usize>)> {
         let guards: Vec<usize> = self
             .guard_frames
@@ -4528,6 +4508,7 @@ impl<'s, 't> Walker<'s, 't> {
         // One cursor for the whole sub-walk: a new one per node is an
         // allocation per node.
         let mut cursor = nodes.first().map(|node| node.walk());
+        let mut attribute_names: Vec<usize> = Vec::new();
         while let Some((node, in_string)) = stack.pop() {
             visited += 1;
             if visited > SUBWALK_LIMIT {
@@ -4540,6 +4521,12 @@ impl<'s, 't> Walker<'s, 't> {
             let bash_literal = mark == Mark::BashLiteral;
             if syntax == Syn::SkipAll && !bash_literal {
                 continue;
+            }
+            // (`getattr(reply, "is_done", False)`: the string names an
+            // attribute. Marked from the call, met before its arguments:
+            // asking a string for its parent walks down from the root.)
+            if self.family == Family::Python && !in_string && self.kind_name(node) == "call" {
+                attribute_names.extend(self.attribute_named(node).map(|name| name.id()));
             }
             let mut in_string = in_string;
             if matches!(syntax, Syn::Str) || bash_literal {
@@ -4565,9 +4552,7 @@ impl<'s, 't> Walker<'s, 't> {
                         }
                     } else if text.len() <= 200 {
                         self.extend_words(&mut clause.literals, text);
-                        // `getattr(reply, "is_done", False)` reads the
-                        // attribute the string names.
-                        if self.names_an_attribute(node) {
+                        if attribute_names.contains(&node.id()) {
                             self.extend_words(&mut clause.words, text);
                         }
                     }

@@ -955,23 +955,6 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
     if view.nested && view.waits && e4_wall_clock::clause_matches(view) {
         return None;
     }
-    // The branch raises a detector's flag before it leaves
-    // (`loopDetected = true; break`): no progress, whatever the guard asked
-    // of the work or of an action chosen in the settings. (A bound beside
-    // the detector in the guard, `turn >= maxTurns || looping`, stays the
-    // bound it names.)
-    if view.clause.marks_stall {
-        let bounds: [(ExitId, ClauseRule); 4] = [
-            (ExitId::E4, e4_wall_clock::clause_matches),
-            (ExitId::E3, e3_budget_cap::clause_matches),
-            (ExitId::E7, e7_error_threshold::clause_matches),
-            (ExitId::E2, e2_turn_cap::clause_matches),
-        ];
-        return bounds.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id).or(Some(ExitId::E5));
-    }
-    if e1_goal_met::passes_without_action(view) {
-        return Some(ExitId::E1);
-    }
     let ordered: [(ExitId, ClauseRule); 6] = [
         (ExitId::E5, e5_no_progress::clause_matches),
         (ExitId::E4, e4_wall_clock::clause_matches),
@@ -980,11 +963,23 @@ pub(crate) fn classify(view: &ClauseView<'_>) -> Option<ExitId> {
         (ExitId::E2, e2_turn_cap::clause_matches),
         (ExitId::E1, e1_goal_met::clause_matches),
     ];
-    ordered.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id).or_else(|| {
+    let said = if e1_goal_met::passes_without_action(view) {
+        Some(ExitId::E1)
+    } else {
+        ordered.iter().find(|(_, matches)| matches(view)).map(|(id, _)| *id)
+    };
+    match said {
+        // The branch raises a detector's flag before it leaves
+        // (`loopDetected = true; break`): no progress, whatever the guard
+        // asked of the work or of an action chosen in the settings. (A
+        // bound beside the detector in the guard, `turn >= maxTurns ||
+        // looping`, stays the bound it names.)
+        None | Some(ExitId::E1) if view.clause.marks_stall => Some(ExitId::E5),
         // Nothing else in the condition, and the branch says the work is
         // done before it leaves (`ExitReason = "final_answer"; break`).
-        view.clause.marks_done.then_some(ExitId::E1)
-    })
+        None => view.clause.marks_done.then_some(ExitId::E1),
+        said => said,
+    }
 }
 
 /// The words of a keyword argument's name.
