@@ -842,6 +842,17 @@ fn judge_links(
                 }
             }
         };
+        // (A flag turned on under a condition that names two bounds, `if
+        // step == max_steps or elapsed > max_time: force_answer = True`, is
+        // both.)
+        if link.role == Role::Guard && link.via.is_none() && clause.idents.len() == 1 {
+            let says = rules::flag_set_in_the_loop_says(&provenance, clause, link);
+            if says.first() == Some(&id) {
+                for &also in &says[1..] {
+                    found.entry(also).or_default().push(range.clone());
+                }
+            }
+        }
         found.entry(id).or_default().push(range);
         if let Some(via) = &link.via {
             found.entry(id).or_default().push(via.clone());
@@ -1221,27 +1232,39 @@ fn link_calls(facts: &mut Facts) {
     for link in &facts.links {
         let clause = &facts.clauses[link.clause];
         let lp = &facts.loops[link.loop_id];
-        let mut names: Vec<&str> = clause.call_root.as_deref().into_iter().collect();
-        // `err := a.checkBudget(); if err != nil`, `go_on = await
-        // self._on_run_continue(...); if not go_on`: the check is in the
-        // function that made the value.
-        let error_check = clause.words.iter().any(|w| w == "error") && clause.none_literal;
-        let function = facts.function_at(clause.range.start);
-        for ident in &clause.idents {
-            if let Some(definition) = facts.definition(ident, clause.range.start, function) {
-                names.extend(
-                    definition.callees.iter().map(String::as_str).filter(|name| error_check || decides(name)),
-                );
-            }
-        }
         // The answer of the called function that takes the exit: yes for
         // `if detect_loop(): break`, no for `if not ok(): break` and for a
         // loop condition.
         let wanted = ((link.role == Role::Guard) != clause.negated) != clause.on_failure;
-        for name in names {
+        let mut names: Vec<(&str, Answer)> = clause
+            .call_root
+            .as_deref()
+            .map(|name| (name, Answer { wanted: Some(wanted), strict: false }))
+            .into_iter()
+            .collect();
+        // `err := a.checkBudget(); if err != nil`, `go_on = await
+        // self._on_run_continue(...); if not go_on`: the check is in the
+        // function that made the value. (Asked whether it is there at all,
+        // `exit := handleCommand(line); if exit {`, the value takes the
+        // exit on the same answer as the call would.)
+        let error_check = clause.words.iter().any(|w| w == "error") && clause.none_literal;
+        let function = facts.function_at(clause.range.start);
+        for ident in &clause.idents {
+            if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                let bare = reads_one_made_value(clause, definition);
+                names.extend(
+                    definition
+                        .callees
+                        .iter()
+                        .map(String::as_str)
+                        .filter(|name| error_check || bare || decides(name))
+                        .map(|name| (name, Answer { wanted: bare.then_some(wanted), strict: bare })),
+                );
+            }
+        }
+        for (name, answer) in names {
             let via = clause.range.clone();
-            let wanted = (clause.call_root.as_deref() == Some(name)).then_some(wanted);
-            follow_returns(facts, &by_name, name, link.loop_id, &lp.range, &via, wanted, 1, &mut new_links);
+            follow_returns(facts, &by_name, name, link.loop_id, &lp.range, &via, answer, 1, &mut new_links);
         }
     }
     // Calls in loops whose functions raise.
@@ -1296,9 +1319,22 @@ fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&s
     let function = facts.function_at(clause.range.start);
     clause.idents.iter().any(|ident| {
         facts.definition(ident, clause.range.start, function).is_some_and(|definition| {
-            definition.callees.iter().any(|name| decides(name) && followed.contains(name.as_str()))
+            let bare = reads_one_made_value(clause, definition);
+            definition.callees.iter().any(|name| (bare || decides(name)) && followed.contains(name.as_str()))
         })
     })
+}
+
+/// Whether the clause only asks whether one value is there (`if
+/// timeout_text:`, `if not stuck:`), a value one call made (`timeout_text =
+/// _timeout_text(agent, task_start)`): what that call's function checks
+/// before it answers decides, whatever its name says.
+fn reads_one_made_value(clause: &facts::Clause, definition: &facts::Definition) -> bool {
+    clause.idents.len() == 1
+        && clause.callees.is_empty()
+        && clause.literals.is_empty()
+        && !(clause.ordering || clause.equality || clause.membership || clause.number)
+        && definition.callees.len() == 1
 }
 
 /// A function whose name says it decides whether to go on
@@ -1342,6 +1378,14 @@ fn callees<'a>(
     }
 }
 
+/// Which of a called function's answers takes the exit (`None`: any), and
+/// whether only a plain yes or no counts when the function gives one.
+#[derive(Clone, Copy)]
+struct Answer {
+    wanted: Option<bool>,
+    strict: bool,
+}
+
 #[allow(clippy::too_many_arguments)] // A walk's state, passed down one level.
 fn follow_returns(
     facts: &Facts,
@@ -1350,15 +1394,23 @@ fn follow_returns(
     loop_id: usize,
     loop_range: &Range<usize>,
     via: &Range<usize>,
-    wanted: Option<bool>,
+    answer: Answer,
     depth: usize,
     out: &mut Vec<facts::ExitLink>,
 ) {
+    let Answer { wanted, strict } = answer;
     for &function in callees(facts, by_name, name, loop_range) {
+        let exits = || facts.function_exits.iter().filter(|e| e.function == function);
+        // (A value asked whether it is there, from a function that answers
+        // yes or no somewhere (`return true, ""`), is that answer: its other
+        // ways out, a bare `return` of a listing command, give the default.)
+        let answers_plainly = strict && exits().any(|e| e.answer.is_some());
         // (`if len(seen) < 2: return False` in `detect_repeat()` that the
         // loop asks `if detect_repeat(): break`: that answer goes on.)
-        let answers = |e: &&facts::FunctionExit| e.answer.is_none() || wanted.is_none() || e.answer == wanted;
-        for exit in facts.function_exits.iter().filter(|e| e.function == function).filter(answers) {
+        let answers = |e: &&facts::FunctionExit| {
+            (e.answer.is_none() && !answers_plainly) || wanted.is_none() || e.answer == wanted
+        };
+        for exit in exits().filter(answers) {
             // `return should_stop, reason`: the function answers yes under
             // the guards that turned its flag on.
             if let Some(name) = &exit.returned_name {
@@ -1387,7 +1439,8 @@ fn follow_returns(
                 });
                 let inner = facts.clauses[clause].call_root.as_deref();
                 if let Some(inner) = inner.filter(|_| depth < CALL_DEPTH) {
-                    follow_returns(facts, by_name, inner, loop_id, loop_range, via, None, depth + 1, out);
+                    let any = Answer { wanted: None, strict: false };
+                    follow_returns(facts, by_name, inner, loop_id, loop_range, via, any, depth + 1, out);
                 }
             }
         }

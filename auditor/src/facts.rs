@@ -1735,7 +1735,7 @@ impl<'s, 't> Walker<'s, 't> {
         // A bounded loop inside the agent's loop (a retry of one request)
         // ends only itself: its bound is an exit of the outer loop only when
         // running out of it leaves that loop too.
-        if self.inside_driving_loop() && !self.exhaustion_leaves(node) {
+        if self.inside_driving_loop(node.start_byte()) && !self.exhaustion_leaves(node) {
             condition.clear();
         }
         if !condition.is_empty() {
@@ -1788,8 +1788,8 @@ impl<'s, 't> Walker<'s, 't> {
                 });
             }
         }
-        if let Some(bound) =
-            range_bound.filter(|_| !self.inside_driving_loop() || self.exhaustion_leaves(node))
+        if let Some(bound) = range_bound
+            .filter(|_| !self.inside_driving_loop(node.start_byte()) || self.exhaustion_leaves(node))
         {
             if bounded {
                 let clauses = self.clauses_of(&[bound]);
@@ -1822,14 +1822,30 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether the walk is inside a loop of the current function that is not
     /// a walk over a collection: the loop of an agent, around the new one.
-    fn inside_driving_loop(&self) -> bool {
+    /// (A loop that reads what a person types before the new loop at `at`
+    /// is a REPL around the agent's loop, not the agent's: `while True:
+    /// line = input()` ... `while turns < MAX_TURNS:`.)
+    fn inside_driving_loop(&self, at: usize) -> bool {
         // The new loop's own frame is not pushed yet.
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
             FrameRole::Loop(id) => {
-                !self.facts.loops[id].collection && self.facts.loops[id].kind != LoopKind::Framework
+                let outer = &self.facts.loops[id];
+                !outer.collection
+                    && outer.kind != LoopKind::Framework
+                    && !self.reads_a_person(outer.range.start..at)
             }
             _ => false,
         })
+    }
+
+    /// Whether a call within `within` reads what a person types (`input()`,
+    /// `rl.question()`, `h.on_input()`).
+    fn reads_a_person(&self, within: Range<usize>) -> bool {
+        let from = self.facts.calls.partition_point(|call| call.range.start < within.start);
+        self.facts.calls[from..]
+            .iter()
+            .take_while(|call| call.range.start < within.end)
+            .any(|call| crate::rules::reads_person_input(&call.callee_last))
     }
 
     /// Whether running a loop to its end leaves the code around it: a
@@ -2379,6 +2395,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let Some(name) = self.facts.functions[id].name.as_deref() else { continue };
                 if name == callee_last {
                     if bare {
+                        self.note_recursive_steps(node);
                         self.facts.functions[id].recursive = true;
                         // `if depth > 1: self.research(depth - 1)`: the
                         // recursion goes on only under these guards.
@@ -3023,6 +3040,39 @@ impl<'s, 't> Walker<'s, 't> {
             || (self.family == Family::Bash && self.text(node).trim().chars().all(|c| c.is_ascii_digit()))
     }
 
+    /// A recursive call that hands a name on moved by a constant
+    /// (`step(next, remaining - 1)`, `self.research(q, depth=depth + 1)`):
+    /// each call is a pass, and that name counts them as `remaining -= 1`
+    /// would in a loop.
+    fn note_recursive_steps(&mut self, call: Node<'t>) {
+        let Some(arguments) = self.field(call, "arguments") else { return };
+        let mut counted = Vec::new();
+        for argument in self.children_named(arguments).into_iter().take(8) {
+            // (A keyword argument's value: `depth=depth + 1`.)
+            let value = self.field(argument, "value").unwrap_or(argument);
+            let text = self.text(value).trim();
+            let Some(name) = text.split(['+', '-']).next().map(str::trim) else { continue };
+            let plain = !name.is_empty()
+                && name.len() <= 40
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            if plain && self.steps_itself(name, value) {
+                counted.push((name.to_string(), value.byte_range()));
+            }
+        }
+        for (target, range) in counted {
+            self.facts.assigns.push(AssignFact {
+                target,
+                range,
+                augmented: true,
+                in_loop: true,
+                step: true,
+                error_branch: false,
+                guards: Vec::new(),
+                reset: false,
+            });
+        }
+    }
+
     /// `i = i + 1`, `left = left - 1`, `i=$((i+1))`, `n=$((n + 1))`.
     fn steps_itself(&self, target: &str, value: Node<'t>) -> bool {
         let text = self.text(value).trim();
@@ -3563,6 +3613,27 @@ impl<'s, 't> Walker<'s, 't> {
             }
             return;
         }
+        // A yes or no returned from a walk over items (`for call in
+        // tool_calls: ... if errors >= MAX: return false`) leaves the
+        // function too: a loop that calls it learns that answer as from a
+        // return outside loops.
+        let plain_answer = || {
+            let value = text.trim().trim_end_matches(';').trim_start_matches("return").trim();
+            matches!(value, "true" | "false" | "True" | "False")
+        };
+        if leaves_function
+            && plain_answer()
+            && loops.iter().all(|frame| match self.frames[*frame].role {
+                FrameRole::Loop(id) => self.facts.loops[id].collection,
+                _ => false,
+            })
+        {
+            if let Some(&frame) = self.function_frames.last() {
+                if let FrameRole::Function(function) = self.frames[frame].role {
+                    self.function_exit(node, frame, function);
+                }
+            }
+        }
         let Some((inner_frame, inner_id)) = self.innermost_loop() else { return };
         // A `break` out of a walk over a collection nested in another loop
         // ends the walk (over the tool calls of one reply, say), not the
@@ -4058,11 +4129,20 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => None,
             }
         } else {
-            match value_text.trim_end_matches(';') {
+            let plain = |text: &str| match text {
                 "true" | "True" | "Ok(true)" => Some(true),
                 "false" | "False" | "Ok(false)" => Some(false),
                 _ => None,
-            }
+            };
+            // (The one yes or no of a tuple answers: `return true, ""`,
+            // `return cancel_message, True`.)
+            let in_tuple = || {
+                let tuple = value.filter(|v| matches!(self.kind_name(*v), "tuple" | "expression_list"))?;
+                let mut said =
+                    self.children_named(tuple).into_iter().filter_map(|v| plain(self.text(v).trim()));
+                said.next().filter(|_| said.next().is_none())
+            };
+            plain(value_text.trim_end_matches(';')).or_else(in_tuple)
         };
         self.facts.function_exits.push(FunctionExit {
             function,

@@ -118,7 +118,7 @@ pub(crate) fn canonical(word: &str) -> &str {
         "done" | "finish" | "finished" | "finishes" | "complete" | "completed" | "completion" | "success"
         | "successful" | "succeeded" | "succeed" | "solved" | "converged" | "converge" | "resolved"
         | "accomplished" | "satisfied" | "terminate" | "terminated" | "termination" | "terminating"
-        | "terminal" | "sufficient" | "enough" | "winner" | "won" => "done",
+        | "terminal" | "sufficient" | "enough" | "winner" | "won" | "consensus" => "done",
         "pass" | "passed" | "passes" | "passing" | "green" | "correct" | "valid" | "asserted" => "pass",
         "stop" | "stops" | "stopped" | "stopping" => "stop",
         "finding" | "findings" | "issue" | "issues" | "problem" | "problems" | "violation" | "violations"

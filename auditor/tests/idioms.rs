@@ -3378,3 +3378,69 @@ fn e1_an_approval_a_reviewing_model_gave() {
     let confirmed = source.replace("reviewApproves(review.output)", "await confirmReview(rl, review.output)");
     check_absent(TypeScript, &confirmed, E1);
 }
+
+#[test]
+fn a_value_a_helper_made_is_judged_by_the_helper_checks() {
+    // `timeout_text = _timeout_text(...)` then `if timeout_text: break`:
+    // the helper's own comparison of the elapsed time decides, whatever its
+    // name says.
+    let source = "import time\n\ndef _timeout_text(task_start, limit):\n    elapsed = time.monotonic() - task_start\n    if elapsed < limit:\n        return \"\"\n    return \"Task exceeded its time limit\"\n\ndef run(agent, limit):\n    task_start = time.monotonic()\n    while True:\n        reply = agent.step()\n        if not reply.tool_calls:\n            return reply\n        timeout_text = _timeout_text(task_start, limit)\n        if timeout_text:\n            break\n";
+    check(Python, source, &[E1, E4]);
+    // The helper answers yes or no somewhere: only the way out that gives
+    // the answer the loop leaves on counts (`exit := handleCommand(line)`
+    // returns `true` on /quit, a bare `return` after listing no jobs).
+    let go = "package main\n\nfunc handleCommand(line string) (exit bool, prompt string) {\n\tswitch line {\n\tcase \"/quit\":\n\t\treturn true, \"\"\n\tcase \"/jobs\":\n\t\tjobs := listJobs()\n\t\tif len(jobs) == 0 {\n\t\t\treturn\n\t\t}\n\t}\n\treturn false, line\n}\n\nfunc repl(a *Agent) {\n\tfor {\n\t\tline := readLine()\n\t\texit, prompt := handleCommand(line)\n\t\tif exit {\n\t\t\treturn\n\t\t}\n\t\ta.Run(prompt)\n\t}\n}\n";
+    check_absent(Go, go, E1);
+}
+
+#[test]
+fn a_yes_or_no_returned_from_a_walk_over_tool_calls_answers_the_caller() {
+    let source = "class Runner {\n  async executeOneTurn(state) {\n    const reply = await this.llm.call(state.history);\n    if (reply.toolCalls.length === 0) {\n      return false;\n    }\n    for (const call of reply.toolCalls) {\n      try {\n        await this.tools.run(call);\n        state.consecutiveToolErrors = 0;\n      } catch (error) {\n        state.consecutiveToolErrors++;\n        if (state.consecutiveToolErrors >= MAX_CONSECUTIVE_TOOL_ERRORS) {\n          return false;\n        }\n      }\n    }\n    return true;\n  }\n\n  async run(state) {\n    while (state.turn < state.maxTurns) {\n      state.turn++;\n      const shouldContinue = await this.executeOneTurn(state);\n      if (!shouldContinue) {\n        break;\n      }\n    }\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2, E7]);
+}
+
+#[test]
+fn a_recursion_that_hands_on_a_count_moved_by_one_is_capped() {
+    let source = "async function run(opts: Opts, question: string): Promise<string> {\n  const step = async (results: string[], remaining: number): Promise<string> => {\n    if (remaining <= 0) return 'out of steps';\n    const { content } = await opts.llm.chat({ messages: [question, ...results] });\n    const calls = parse(content);\n    if (calls.length > 0) {\n      const next = await runTools(calls);\n      return await step(next, remaining - 1);\n    }\n    return content;\n  };\n  return await step([], 6);\n}\n";
+    check(TypeScript, source, &[E1, E2]);
+    // Handed on unchanged, the count is work left, not turns.
+    check_absent(TypeScript, &source.replace("remaining - 1", "remaining"), E2);
+}
+
+#[test]
+fn the_bound_of_an_agent_loop_inside_a_repl_is_its_cap() {
+    // The outer loop reads what a person types: the inner one is the
+    // agent's, and its bound is the agent's turn cap.
+    let source = "def chat(client):\n    messages = []\n    while True:\n        user_text = input(\"> \")\n        if user_text.lower() in (\"quit\", \"exit\"):\n            break\n        messages.append(user_text)\n        turns = 0\n        while turns < MAX_AGENT_TURNS:\n            turns += 1\n            messages, done = run_agent_turn(client, messages)\n            if done:\n                break\n";
+    check(Python, source, &[E1, E2, E6]);
+    // Inside an agent's own loop, a bounded loop retries one step: its bound
+    // ends only itself.
+    let retry = "def run(agent):\n    while True:\n        reply = agent.step()\n        if reply.done:\n            break\n        tries = 0\n        while tries < 3:\n            tries += 1\n            if agent.tools.run(reply):\n                break\n";
+    check_absent(Python, retry, E2);
+}
+
+#[test]
+fn a_flag_forced_by_a_bound_is_that_bound() {
+    // `force_answer = True` when the steps or the time ran out, then `if
+    // force_answer: return`: the loop ends on both bounds, not on a goal.
+    let source = "import time\n\ndef agent_loop(agent, max_n_steps, max_time_seconds):\n    state = agent.start()\n    start_time = time.time()\n    while True:\n        force_answer = False\n        if state.timestep == max_n_steps or time.time() - start_time > max_time_seconds:\n            force_answer = True\n        action = agent.navigate(state, force_answer=force_answer)\n        if force_answer:\n            return action.content\n        elif action.kind == \"answer\":\n            return action.content\n        state = agent.update(state, action)\n";
+    check(Python, source, &[E1, E2, E4]);
+}
+
+#[test]
+fn a_team_reaching_consensus_is_done() {
+    let source = "package team\n\nfunc (t *Team) Run(ctx context.Context, task string) (string, error) {\n\tconsensusReached := false\n\tfor round := 0; round < t.maxRounds; round++ {\n\t\tresponses := t.ask(ctx, task)\n\t\t_, reached := t.strategy.Evaluate(responses)\n\t\tif reached {\n\t\t\tconsensusReached = true\n\t\t}\n\t\tif consensusReached {\n\t\t\tbreak\n\t\t}\n\t}\n\treturn t.combine(), nil\n}\n";
+    check(Go, source, &[E1, E2]);
+}
+
+#[test]
+fn e6_a_task_left_waiting_on_a_persons_clarification() {
+    let source = "package agent\n\nfunc (o *Orchestrator) loop(record *Task) {\n\tfor turn := 0; turn < o.maxTurns; turn++ {\n\t\tout := o.model.Step(record)\n\t\tif record.Status == \"awaiting_clarification\" {\n\t\t\to.save(record)\n\t\t\treturn\n\t\t}\n\t\tif len(out.ToolCalls) == 0 {\n\t\t\treturn\n\t\t}\n\t}\n}\n";
+    check(Go, source, &[E1, E2, E6]);
+}
+
+#[test]
+fn e6_a_prompt_that_returns_nothing_ends_the_session() {
+    let source = "export async function startREPL(container) {\n  while (true) {\n    const input = await promptInput();\n    if (input === null) {\n      break;\n    }\n    await container.orchestrator.process(input);\n  }\n}\n";
+    check(TypeScript, source, &[E6]);
+}

@@ -207,6 +207,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.clause.equality
         && !view.clause.differs
         && ((view.any_literal(&["ask"]) && view.any_literal(&["human"]))
+            // (A task left waiting on the person's clarification, `status
+            // == "awaiting_clarification"`.)
+            || (view.any_literal(&["clarification", "clarify"])
+                && view.any_literal(&["awaiting", "waiting", "wait", "needs", "need", "request", "ask"]))
             || (view.any_literal(&["approve"]) && view.any_literal(&["request", "ask", "human"]))
             || (view.any_literal(&["confirm"]) && view.any_literal(&["human"]) && !view.clause.negated)
             || (view.any_literal(&["reject"])

@@ -221,6 +221,24 @@ const INPUT_CALLS: &[&str] = &[
     "readUserInput",
 ];
 
+/// Whether a called name reads what a person types: one of
+/// [`INPUT_CALLS`], or a name that says it gets, reads or waits for input
+/// (`promptInput`, `read_user_input`, `on_input`; not `build_input`).
+pub(crate) fn reads_person_input(callee: &str) -> bool {
+    if INPUT_CALLS.contains(&callee) {
+        return true;
+    }
+    // (The word is looked for in the text before any split into words.)
+    if !crate::words::contains_ignoring_case(callee, "input") {
+        return false;
+    }
+    let words = crate::words::canonical_words(callee);
+    words.iter().any(|w| w == "input")
+        && words
+            .iter()
+            .any(|w| matches!(w.as_str(), "get" | "read" | "on" | "user" | "wait" | "ask" | "prompt"))
+}
+
 /// Whether a definition's value is what a person typed: a call that reads
 /// it, a reader over standard input, or (`depth` levels down) a name that
 /// holds one (`command = request.strip()` after `request = input()`).
@@ -233,7 +251,7 @@ fn reads_input(
     if definition
         .callees
         .iter()
-        .any(|c| INPUT_CALLS.contains(&c.as_str()) || provenance.input_functions.contains(c.as_str()))
+        .any(|c| reads_person_input(c) || provenance.input_functions.contains(c.as_str()))
         || definition.words.iter().any(|w| w == "stdin")
         || asks_at_the_terminal(definition)
     {
@@ -688,10 +706,18 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
         return None;
     }
     // A flag named for stopping (`aborted`, `stop`) says only that the loop
-    // stopped; the condition that turned it on says why.
+    // stopped; the condition that turned it on says why. So does one named
+    // for the answer it forces (`force_answer = True` under `if step ==
+    // max_steps or time.time() - start > max_time`): the bound ran out.
     if by_name.is_none_or(|id| id.kind() == crate::ExitKind::External) {
         if let Some(id) = flag_set_in_the_loop(provenance, clause, link) {
             return Some(id);
+        }
+    } else if by_name == Some(ExitId::E1) {
+        if let Some(id) = flag_set_in_the_loop(provenance, clause, link) {
+            if id.kind() == crate::ExitKind::Bound {
+                return Some(id);
+            }
         }
     }
     // A counter named for failures that the loop moves only when a pass
@@ -861,40 +887,56 @@ fn counted_as(provenance: &Provenance<'_>, clause: &Clause, link: &ExitLink) -> 
 /// Only a plain local flag read as it is, every one of whose settings in
 /// the loop sits under a condition that names an exit (and the same one).
 fn flag_set_in_the_loop(provenance: &Provenance<'_>, clause: &Clause, link: &ExitLink) -> Option<ExitId> {
+    flag_set_in_the_loop_says(provenance, clause, link).first().copied()
+}
+
+/// Every exit the conditions that turn a flag on name, the first first:
+/// `force_answer = True` under `if step == max_steps or time.time() -
+/// start > max_time` is a turn cap and a deadline. Empty when the flag is
+/// no such flag, or when its settings say different things.
+pub(crate) fn flag_set_in_the_loop_says(
+    provenance: &Provenance<'_>,
+    clause: &Clause,
+    link: &ExitLink,
+) -> Vec<ExitId> {
     let facts = provenance.facts;
-    let [name] = clause.idents.as_slice() else { return None };
+    let [name] = clause.idents.as_slice() else { return Vec::new() };
     if link.role != Role::Guard || clause.negated || !clause.callees.is_empty() || name.contains('.') {
-        return None;
+        return Vec::new();
     }
-    let range = &facts.loops.get(link.loop_id)?.range;
-    let sets: Vec<&crate::facts::LocalFlagSet> = facts
-        .loop_flag_sets
-        .iter()
-        .filter(|set| {
-            &set.name == name && range.contains(&set.range.start) && set.range.end <= clause.range.start
-        })
-        .collect();
-    let says = |group: &Vec<usize>| -> Option<ExitId> {
-        group.iter().filter_map(|g| facts.clauses.get(*g)).find_map(|guard| {
+    let Some(range) = facts.loops.get(link.loop_id).map(|l| &l.range) else { return Vec::new() };
+    let sets = facts.loop_flag_sets.iter().filter(|set| {
+        &set.name == name && range.contains(&set.range.start) && set.range.end <= clause.range.start
+    });
+    let says = |group: &Vec<usize>| -> Vec<ExitId> {
+        let mut ids = Vec::new();
+        for guard in group.iter().filter_map(|g| facts.clauses.get(*g)) {
             let own = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), false);
-            classify(&own).or_else(|| {
+            let id = classify(&own).or_else(|| {
                 let expanded = ClauseView::new(provenance, guard, Role::Guard, Some(link.loop_id), true);
                 (expanded.words.len() > own.words.len()).then(|| classify(&expanded)).flatten()
-            })
-        })
+            });
+            if let Some(id) = id.filter(|id| !ids.contains(id)) {
+                ids.push(id);
+            }
+        }
+        ids
     };
-    let mut said = None;
-    for set in &sets {
+    let mut said: Option<Vec<ExitId>> = None;
+    for set in sets {
         // The nearest condition that says anything decides, as it does for
         // an exit (`if verdict.stuck: if verdict.level == "critical": stop
         // = True`: the loop stops because it is stuck).
-        let id = std::iter::once(&set.guards).chain(&set.outer).find_map(says)?;
-        if said.is_some_and(|earlier| earlier != id) {
-            return None;
+        let Some(ids) = std::iter::once(&set.guards).chain(&set.outer).map(says).find(|ids| !ids.is_empty())
+        else {
+            return Vec::new();
+        };
+        if said.as_ref().is_some_and(|earlier| *earlier != ids) {
+            return Vec::new();
         }
-        said = Some(id);
+        said = Some(ids);
     }
-    said
+    said.unwrap_or_default()
 }
 
 /// Whether the clause finds that a file exists whose name (two words or
