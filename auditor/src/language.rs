@@ -681,9 +681,15 @@ fn content_scores(source: &str) -> [u32; 7] {
     }
     for raw in source.lines().take(400) {
         let line = raw.trim();
-        // Comments say what the code is in any language (`@type {string}`).
+        // Comments say what the code is in any language (`@type {string}`),
+        // but types declared or imported in JSDoc (`@typedef {Object}
+        // Options`, `@import { Options } from './types.js'`) are how
+        // JavaScript spells what TypeScript writes in code.
         if line.starts_with("//") || line.starts_with("/*") || line.starts_with('*') || line.starts_with('#')
         {
+            if line.contains("@typedef {") || line.contains("@import {") {
+                add(Language::JavaScript, 2);
+            }
             continue;
         }
         let starts = |prefix: &str| line.starts_with(prefix);
@@ -920,6 +926,12 @@ fn type_like_imports(source: &str) -> usize {
     let mut count = 0;
     let mut rest = source;
     while let Some(at) = rest.find("import") {
+        // (`/** @import { ToolLoopOptions } from './types.js' */` is JSDoc's
+        // import of types into JavaScript.)
+        if rest[..at].ends_with('@') {
+            rest = &rest[at + "import".len()..];
+            continue;
+        }
         let after = rest[at + "import".len()..].trim_start();
         let after = after.strip_prefix("type ").unwrap_or(after).trim_start();
         let Some(list) = after.strip_prefix('{') else {
@@ -985,6 +997,17 @@ mod tests {
 
     fn check(path: Option<&str>, source: &str, expected: Option<Language>) {
         assert_eq!(detect_language(path, source), expected, "path {path:?}, source {source:?}");
+    }
+
+    #[test]
+    fn types_in_jsdoc_are_javascripts() {
+        // JSDoc's `@import` of type names is no TypeScript import, and its
+        // `@typedef` is JavaScript's way to declare a type.
+        let head = "/**\n * A tool-calling loop.\n */\n/** @import { ToolLoopOptions, ToolLoopResult, ChatCompletionResponse } from '../types.js' */\n/**\n * @typedef {Error & { isUserAbort?: boolean }} AbortableError\n */\n\nconst DEFAULT_MAX_ITERATIONS = 10;\nconst DEFAULT_TEMPERATURE = 0;\n";
+        check(None, head, Some(Language::JavaScript));
+        // The same names imported in code are TypeScript's.
+        let imported = "import { ToolLoopOptions, ToolLoopResult, ChatCompletionResponse } from '../types.js';\n\nconst DEFAULT_MAX_ITERATIONS = 10;\nconst DEFAULT_TEMPERATURE = 0;\n";
+        check(None, imported, Some(Language::TypeScript));
     }
 
     #[test]
