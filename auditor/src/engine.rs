@@ -1228,6 +1228,7 @@ fn link_calls(facts: &mut Facts) {
         return;
     }
     let mut new_links: Vec<facts::ExitLink> = Vec::new();
+    let plain = plain_answers(facts);
     // Conditions that are calls, or error checks of a call's result.
     for link in &facts.links {
         let clause = &facts.clauses[link.clause];
@@ -1251,7 +1252,7 @@ fn link_calls(facts: &mut Facts) {
         let function = facts.function_at(clause.range.start);
         for ident in &clause.idents {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
-                let bare = reads_one_made_value(clause, definition);
+                let bare = reads_one_made_value(&plain, clause, definition);
                 names.extend(
                     definition
                         .callees
@@ -1317,9 +1318,10 @@ fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&s
         return true;
     }
     let function = facts.function_at(clause.range.start);
+    let plain = plain_answers(facts);
     clause.idents.iter().any(|ident| {
         facts.definition(ident, clause.range.start, function).is_some_and(|definition| {
-            let bare = reads_one_made_value(clause, definition);
+            let bare = reads_one_made_value(&plain, clause, definition);
             definition.callees.iter().any(|name| (bare || decides(name)) && followed.contains(name.as_str()))
         })
     })
@@ -1327,14 +1329,55 @@ fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&s
 
 /// Whether the clause only asks whether one value is there (`if
 /// timeout_text:`, `if not stuck:`), a value one call made (`timeout_text =
-/// _timeout_text(agent, task_start)`): what that call's function checks
-/// before it answers decides, whatever its name says.
-fn reads_one_made_value(clause: &facts::Clause, definition: &facts::Definition) -> bool {
-    clause.idents.len() == 1
+/// _timeout_text(agent, task_start)`) of a function of the source that
+/// answers with a message or a yes or no (strings, booleans, nothing; in a
+/// tuple, the yes or no at the place the name takes): what that function
+/// checks before it answers decides, whatever its name says. (A function
+/// that returns what it computed, `acts[:MAX_ACTIONS]`, is asked for that
+/// value, not for a decision.)
+fn reads_one_made_value(
+    plain: &HashMap<&str, Option<Option<usize>>>,
+    clause: &facts::Clause,
+    definition: &facts::Definition,
+) -> bool {
+    let [callee] = definition.callees.as_slice() else { return false };
+    let asks_whether = clause.idents.len() == 1
         && clause.callees.is_empty()
         && clause.literals.is_empty()
-        && !(clause.ordering || clause.equality || clause.membership || clause.number)
-        && definition.callees.len() == 1
+        && !(clause.ordering || clause.equality || clause.membership || clause.number);
+    asks_whether
+        && match plain.get(callee.as_str()) {
+            Some(Some(None)) => true,
+            Some(Some(place)) => definition.position == *place,
+            _ => false,
+        }
+}
+
+/// For each name of the source's functions: whether every way out of
+/// them is a message or an answer (`FunctionExit::plain`; a raise leaves
+/// the caller's loop anyway), and then the place in a tuple their yes or
+/// no takes (`Some(None)` when none is in a tuple); `None` when some way
+/// out returns what it computed, or the places differ.
+fn plain_answers(facts: &Facts) -> HashMap<&str, Option<Option<usize>>> {
+    let mut plain: HashMap<&str, Option<Option<usize>>> = HashMap::default();
+    for function in &facts.functions {
+        if let Some(name) = function.name.as_deref() {
+            plain.insert(name, Some(None));
+        }
+    }
+    for exit in facts.function_exits.iter().filter(|exit| !exit.raises) {
+        let Some(entry) = facts.functions[exit.function].name.as_deref().and_then(|name| plain.get_mut(name))
+        else {
+            continue;
+        };
+        *entry = match (*entry, exit.plain, exit.answer_at) {
+            (None, _, _) | (_, false, _) => None,
+            (place, true, None) => place,
+            (Some(None), true, Some(at)) => Some(Some(at)),
+            (Some(Some(place)), true, Some(at)) => (place == at).then_some(Some(at)),
+        };
+    }
+    plain
 }
 
 /// A function whose name says it decides whether to go on
@@ -1402,13 +1445,15 @@ fn follow_returns(
     for &function in callees(facts, by_name, name, loop_range) {
         let exits = || facts.function_exits.iter().filter(|e| e.function == function);
         // (A value asked whether it is there, from a function that answers
-        // yes or no somewhere (`return true, ""`), is that answer: its other
-        // ways out, a bare `return` of a listing command, give the default.)
+        // yes or no somewhere (`return true, ""`), is that answer: its ways
+        // out that return nothing, a bare `return` of a listing command,
+        // give the named result's zero value, no.)
         let answers_plainly = strict && exits().any(|e| e.answer.is_some());
         // (`if len(seen) < 2: return False` in `detect_repeat()` that the
         // loop asks `if detect_repeat(): break`: that answer goes on.)
         let answers = |e: &&facts::FunctionExit| {
-            (e.answer.is_none() && !answers_plainly) || wanted.is_none() || e.answer == wanted
+            let answer = if answers_plainly && e.no_value { Some(false) } else { e.answer };
+            answer.is_none() || wanted.is_none() || answer == wanted
         };
         for exit in exits().filter(answers) {
             // `return should_stop, reason`: the function answers yes under

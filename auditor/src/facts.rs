@@ -332,6 +332,9 @@ pub(crate) struct Definition {
     /// The value is what a model call made (`reply = llm.chat(..)`, `msg,
     /// state = self.agent.generate_next_message(..)`).
     pub model_made: bool,
+    /// Which of several names a destructuring gives the name (`1` for
+    /// `done` in `messages, done = run_turn()`); `None` for a single one.
+    pub position: Option<usize>,
 }
 
 /// Whether a called name says it asks a model (`generate_next_message`,
@@ -461,6 +464,15 @@ pub(crate) struct FunctionExit {
     /// The plain yes or no it returns (`return false`, `Ok(true)`), if it
     /// returns one.
     pub answer: Option<bool>,
+    /// For a yes or no that is one of a tuple (`return messages, True`):
+    /// its place in the tuple.
+    pub answer_at: Option<usize>,
+    /// It returns nothing: a bare `return`, or `None`, `nil`, `null`.
+    pub no_value: bool,
+    /// What it returns is a message or an answer, not a value it computed:
+    /// a string (an f-string or template too), a yes or no, nothing, or a
+    /// tuple that holds one yes or no.
+    pub plain: bool,
 }
 
 /// A local name set to a truthy plain value in a function, outside its
@@ -625,6 +637,15 @@ enum Step {
 struct Frame<'t> {
     node: Node<'t>,
     role: FrameRole,
+}
+
+/// The plain yes or no a returned value says (`true`, `False`, `Ok(true)`).
+fn yes_or_no(text: &str) -> Option<bool> {
+    match text {
+        "true" | "True" | "Ok(true)" => Some(true),
+        "false" | "False" | "Ok(false)" => Some(false),
+        _ => None,
+    }
 }
 
 fn syn(family: Family, kind: &str) -> Syn {
@@ -1735,7 +1756,7 @@ impl<'s, 't> Walker<'s, 't> {
         // A bounded loop inside the agent's loop (a retry of one request)
         // ends only itself: its bound is an exit of the outer loop only when
         // running out of it leaves that loop too.
-        if self.inside_driving_loop(node.start_byte()) && !self.exhaustion_leaves(node) {
+        if self.inside_driving_loop(node) && !self.exhaustion_leaves(node) {
             condition.clear();
         }
         if !condition.is_empty() {
@@ -1788,8 +1809,8 @@ impl<'s, 't> Walker<'s, 't> {
                 });
             }
         }
-        if let Some(bound) = range_bound
-            .filter(|_| !self.inside_driving_loop(node.start_byte()) || self.exhaustion_leaves(node))
+        if let Some(bound) =
+            range_bound.filter(|_| !self.inside_driving_loop(node) || self.exhaustion_leaves(node))
         {
             if bounded {
                 let clauses = self.clauses_of(&[bound]);
@@ -1822,30 +1843,61 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether the walk is inside a loop of the current function that is not
     /// a walk over a collection: the loop of an agent, around the new one.
-    /// (A loop that reads what a person types before the new loop at `at`
-    /// is a REPL around the agent's loop, not the agent's: `while True:
-    /// line = input()` ... `while turns < MAX_TURNS:`.)
-    fn inside_driving_loop(&self, at: usize) -> bool {
+    /// (A loop whose body, before the new loop `node`, reads what a person
+    /// types in a statement of its own, under no condition, is a REPL
+    /// around the agent's loop, not the agent's: `while True: line =
+    /// input()` ... `while turns < MAX_TURNS:`. A loop of tries stays a
+    /// retry of one step even there.)
+    fn inside_driving_loop(&self, node: Node<'t>) -> bool {
+        let retries = || {
+            let header = self.text(node).get(..self.header_end(node).saturating_sub(node.start_byte()));
+            header.is_some_and(|h| h.len() <= 200 && canonical_words(h).iter().any(|w| w == "attempt"))
+        };
         // The new loop's own frame is not pushed yet.
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
             FrameRole::Loop(id) => {
                 let outer = &self.facts.loops[id];
                 !outer.collection
                     && outer.kind != LoopKind::Framework
-                    && !self.reads_a_person(outer.range.start..at)
+                    && (!self.reads_a_person_first(self.frames[*frame].node, node.start_byte()) || retries())
             }
             _ => false,
         })
     }
 
-    /// Whether a call within `within` reads what a person types (`input()`,
-    /// `rl.question()`, `h.on_input()`).
-    fn reads_a_person(&self, within: Range<usize>) -> bool {
-        let from = self.facts.calls.partition_point(|call| call.range.start < within.start);
-        self.facts.calls[from..]
-            .iter()
-            .take_while(|call| call.range.start < within.end)
-            .any(|call| crate::rules::reads_person_input(&call.callee_last))
+    /// Whether one of the statements of `outer`'s body before `at` reads
+    /// what a person types (`input()`, `rl.question()`, `h.on_input()`)
+    /// as a statement of its own: an assignment or a call, not under an
+    /// `if` (an approval asked inside an agent's pass is no REPL).
+    /// (`facts.calls` is in the order the walk met them, by their start.)
+    fn reads_a_person_first(&self, outer: Node<'t>, at: usize) -> bool {
+        let Some(body) = self.field(outer, "body") else { return false };
+        let mut statements = self.children_named(body);
+        // (Go's block holds its statements in a list of their own.)
+        if let [list] = statements.as_slice() {
+            if self.kind_name(*list) == "statement_list" {
+                statements = self.children_named(*list);
+            }
+        }
+        statements.iter().take_while(|s| s.end_byte() <= at).take(12).any(|statement| {
+            let plain = matches!(
+                self.kind_name(*statement),
+                "expression_statement"
+                    | "assignment"
+                    | "lexical_declaration"
+                    | "variable_declaration"
+                    | "short_var_declaration"
+                    | "let_declaration"
+                    | "assignment_statement"
+            );
+            let range = statement.byte_range();
+            let from = self.facts.calls.partition_point(|call| call.range.start < range.start);
+            plain
+                && self.facts.calls[from..]
+                    .iter()
+                    .take_while(|call| call.range.start < range.end)
+                    .any(|call| crate::rules::reads_person_input(&call.callee_last))
+        })
     }
 
     /// Whether running a loop to its end leaves the code around it: a
@@ -2173,6 +2225,7 @@ impl<'s, 't> Walker<'s, 't> {
             searched: Vec::new(),
             arg_idents: Vec::new(),
             model_made: false,
+            position: None,
         });
     }
 
@@ -2395,7 +2448,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let Some(name) = self.facts.functions[id].name.as_deref() else { continue };
                 if name == callee_last {
                     if bare {
-                        self.note_recursive_steps(node);
+                        self.note_recursive_steps(node, id);
                         self.facts.functions[id].recursive = true;
                         // `if depth > 1: self.research(depth - 1)`: the
                         // recursion goes on only under these guards.
@@ -2807,7 +2860,8 @@ impl<'s, 't> Walker<'s, 't> {
         // `resp = client.create(max_tokens=100)` they do not include tokens.
         let (words, idents, callees, searched, arg_idents) = self.rhs_words(value);
         let model_made = callees.iter().any(|callee| asks_a_model(callee));
-        for name in &targets {
+        let several = targets.len() > 1;
+        for (position, name) in targets.iter().enumerate() {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {
                 definitions.push(Definition {
@@ -2819,6 +2873,7 @@ impl<'s, 't> Walker<'s, 't> {
                     searched: searched.clone(),
                     arg_idents: arg_idents.clone(),
                     model_made,
+                    position: several.then_some(position),
                 });
             }
         }
@@ -3040,11 +3095,22 @@ impl<'s, 't> Walker<'s, 't> {
             || (self.family == Family::Bash && self.text(node).trim().chars().all(|c| c.is_ascii_digit()))
     }
 
-    /// A recursive call that hands a name on moved by a constant
-    /// (`step(next, remaining - 1)`, `self.research(q, depth=depth + 1)`):
-    /// each call is a pass, and that name counts them as `remaining -= 1`
-    /// would in a loop.
-    fn note_recursive_steps(&mut self, call: Node<'t>) {
+    /// A recursive call of `function` that hands a name on moved by a
+    /// constant (`step(next, remaining - 1)`,
+    /// `self.research(q, depth=depth + 1)`) after the function asked a
+    /// model: each call is a turn, and that name counts them as `remaining
+    /// -= 1` would in a loop. (A recursive helper that asks no model,
+    /// `_truncate(v, level + 1)`, takes no turns.)
+    fn note_recursive_steps(&mut self, call: Node<'t>, function: usize) {
+        let start = self.facts.functions[function].range.start;
+        let from = self.facts.calls.partition_point(|c| c.range.start < start);
+        let asked = self.facts.calls[from..]
+            .iter()
+            .take_while(|c| c.range.start < call.start_byte())
+            .any(|c| asks_a_model(&c.callee_last));
+        if !asked {
+            return;
+        }
         let Some(arguments) = self.field(call, "arguments") else { return };
         let mut counted = Vec::new();
         for argument in self.children_named(arguments).into_iter().take(8) {
@@ -3055,7 +3121,17 @@ impl<'s, 't> Walker<'s, 't> {
             let plain = !name.is_empty()
                 && name.len() <= 40
                 && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            if plain && self.steps_itself(name, value) {
+            // (A name that says it counts turns or what is left of them:
+            // `parse(tokens, i + 1)` walks a list, it takes no turns.)
+            let counts_turns = || {
+                canonical_words(name).iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "turn" | "step" | "iter" | "round" | "depth" | "queue" | "left" | "level"
+                    )
+                })
+            };
+            if plain && counts_turns() && self.steps_itself(name, value) {
                 counted.push((name.to_string(), value.byte_range()));
             }
         }
@@ -4129,20 +4205,32 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => None,
             }
         } else {
-            let plain = |text: &str| match text {
-                "true" | "True" | "Ok(true)" => Some(true),
-                "false" | "False" | "Ok(false)" => Some(false),
-                _ => None,
-            };
-            // (The one yes or no of a tuple answers: `return true, ""`,
-            // `return cancel_message, True`.)
-            let in_tuple = || {
-                let tuple = value.filter(|v| matches!(self.kind_name(*v), "tuple" | "expression_list"))?;
-                let mut said =
-                    self.children_named(tuple).into_iter().filter_map(|v| plain(self.text(v).trim()));
-                said.next().filter(|_| said.next().is_none())
-            };
-            plain(value_text.trim_end_matches(';')).or_else(in_tuple)
+            yes_or_no(value_text.trim_end_matches(';'))
+        };
+        // (The one yes or no of a tuple answers for its place: `return
+        // true, ""`, `return cancel_message, True`.)
+        let tuple = value.filter(|v| matches!(self.kind_name(*v), "tuple" | "expression_list"));
+        let items = tuple.map(|t| self.children_named(t)).unwrap_or_default();
+        let said: Vec<(usize, bool)> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(at, item)| yes_or_no(self.text(*item).trim()).map(|answer| (at, answer)))
+            .collect();
+        let (answer, answer_at) = match (answer, said.as_slice()) {
+            (None, [(at, answer)]) => (Some(*answer), Some(*at)),
+            (answer, _) => (answer, None),
+        };
+        let nothing = |text: &str| matches!(text, "" | "None" | "nil" | "null" | "undefined");
+        let no_value = nothing(value_text.trim_end_matches(';'));
+        let literal = |node: Node<'t>| {
+            let text = self.text(node).trim();
+            nothing(text) || yes_or_no(text).is_some() || matches!(self.syn_of(node), Syn::Str)
+        };
+        let plain = match value {
+            None => true,
+            // (Of a tuple, only the yes or no is asked for.)
+            Some(_) if !items.is_empty() => answer_at.is_some(),
+            Some(value) => literal(value),
         };
         self.facts.function_exits.push(FunctionExit {
             function,
@@ -4153,6 +4241,9 @@ impl<'s, 't> Walker<'s, 't> {
             values,
             returned_name,
             answer,
+            answer_at,
+            no_value,
+            plain,
         });
     }
 

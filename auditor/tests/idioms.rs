@@ -3390,7 +3390,20 @@ fn a_value_a_helper_made_is_judged_by_the_helper_checks() {
     // the answer the loop leaves on counts (`exit := handleCommand(line)`
     // returns `true` on /quit, a bare `return` after listing no jobs).
     let go = "package main\n\nfunc handleCommand(line string) (exit bool, prompt string) {\n\tswitch line {\n\tcase \"/quit\":\n\t\treturn true, \"\"\n\tcase \"/jobs\":\n\t\tjobs := listJobs()\n\t\tif len(jobs) == 0 {\n\t\t\treturn\n\t\t}\n\t}\n\treturn false, line\n}\n\nfunc repl(a *Agent) {\n\tfor {\n\t\tline := readLine()\n\t\texit, prompt := handleCommand(line)\n\t\tif exit {\n\t\t\treturn\n\t\t}\n\t\ta.Run(prompt)\n\t}\n}\n";
-    check_absent(Go, go, E1);
+    check(Go, go, &[E6]);
+    // A helper that returns what it computed is asked for that value, not
+    // for a decision: its cap on the actions it keeps is no turn cap.
+    let computed = "import re\n\ndef extract_actions(text):\n    acts = re.findall(r\"ACTION: (.*)\", text)\n    if len(acts) > MAX_ACTIONS_PER_STEP:\n        return acts[:MAX_ACTIONS_PER_STEP]\n    return acts\n\ndef run(agent):\n    while True:\n        reply = agent.step()\n        actions = extract_actions(reply)\n        if not actions:\n            break\n        agent.act(actions)\n";
+    check_absent(Python, computed, E2);
+    // A reason returned as a message when the budget is spent, `false`
+    // while it is not: the message is the loop's way out.
+    let budget = "function checkBudget(usage) {\n  if (usage.costUsd < MAX_COST_USD) return false;\n  return `Budget exceeded: ${usage.costUsd}`;\n}\n\nasync function run(agent) {\n  while (true) {\n    const reply = await agent.step();\n    if (reply.toolCalls.length === 0) return reply;\n    const why = checkBudget(agent.usage);\n    if (why) break;\n  }\n}\n";
+    check(JavaScript, budget, &[E1, E3]);
+    // The yes or no of a tuple answers only for the name at its place:
+    // `reply, done = step()` then `if not reply:` asks for the reply.
+    let tuple = "import time\n\ndef step(agent, deadline):\n    if time.time() > deadline:\n        return None, True\n    return agent.reply(), False\n\ndef run(agent, deadline):\n    while True:\n        reply, done = step(agent, deadline)\n        if not reply:\n            break\n        agent.act(reply)\n";
+    check_absent(Python, tuple, E4);
+    check(Python, &tuple.replace("if not reply:", "if done:"), &[E4]);
 }
 
 #[test]
@@ -3405,6 +3418,10 @@ fn a_recursion_that_hands_on_a_count_moved_by_one_is_capped() {
     check(TypeScript, source, &[E1, E2]);
     // Handed on unchanged, the count is work left, not turns.
     check_absent(TypeScript, &source.replace("remaining - 1", "remaining"), E2);
+    // A recursive helper that asks no model takes no turns, though its
+    // depth grows by one a call.
+    let helper = "def _truncate(value, level):\n    if level > 3:\n        return \"...\"\n    if isinstance(value, list):\n        return [_truncate(v, level + 1) for v in value]\n    return value\n\ndef run(agent):\n    while True:\n        reply = agent.llm.chat(agent.history)\n        if not reply.tool_calls:\n            return _truncate(reply.content, 0)\n        agent.run_tools(reply.tool_calls)\n";
+    check_absent(Python, helper, E2);
 }
 
 #[test]
@@ -3413,10 +3430,16 @@ fn the_bound_of_an_agent_loop_inside_a_repl_is_its_cap() {
     // agent's, and its bound is the agent's turn cap.
     let source = "def chat(client):\n    messages = []\n    while True:\n        user_text = input(\"> \")\n        if user_text.lower() in (\"quit\", \"exit\"):\n            break\n        messages.append(user_text)\n        turns = 0\n        while turns < MAX_AGENT_TURNS:\n            turns += 1\n            messages, done = run_agent_turn(client, messages)\n            if done:\n                break\n";
     check(Python, source, &[E1, E2, E6]);
-    // Inside an agent's own loop, a bounded loop retries one step: its bound
-    // ends only itself.
-    let retry = "def run(agent):\n    while True:\n        reply = agent.step()\n        if reply.done:\n            break\n        tries = 0\n        while tries < 3:\n            tries += 1\n            if agent.tools.run(reply):\n                break\n";
-    check_absent(Python, retry, E2);
+    // The same loops, the outer one fed by a queue: it is the agent's, and
+    // the inner bound ends only the inner loop.
+    let queued = source
+        .replace("user_text = input(\"> \")", "user_text = jobs.get()")
+        .replace("        if user_text.lower() in (\"quit\", \"exit\"):\n            break\n", "");
+    check_absent(Python, &queued, E2);
+    // Nor does a person asked for approval inside an agent's pass make it a
+    // REPL: the bounded loop after it retries one step.
+    let approval = "def run(agent):\n    while True:\n        reply = agent.step()\n        if reply.done:\n            break\n        if reply.risky and input(\"Run? [y/N] \") != \"y\":\n            continue\n        n = 0\n        while n < 3:\n            n += 1\n            if agent.tools.run(reply):\n                break\n";
+    check_absent(Python, approval, E2);
 }
 
 #[test]
@@ -3425,6 +3448,8 @@ fn a_flag_forced_by_a_bound_is_that_bound() {
     // force_answer: return`: the loop ends on both bounds, not on a goal.
     let source = "import time\n\ndef agent_loop(agent, max_n_steps, max_time_seconds):\n    state = agent.start()\n    start_time = time.time()\n    while True:\n        force_answer = False\n        if state.timestep == max_n_steps or time.time() - start_time > max_time_seconds:\n            force_answer = True\n        action = agent.navigate(state, force_answer=force_answer)\n        if force_answer:\n            return action.content\n        elif action.kind == \"answer\":\n            return action.content\n        state = agent.update(state, action)\n";
     check(Python, source, &[E1, E2, E4]);
+    // The goal is the answer the model chose, not the forced one.
+    assert_eq!(evidence_lines(Python, source, E1), vec![13], "{source}");
 }
 
 #[test]
@@ -3443,4 +3468,7 @@ fn e6_a_task_left_waiting_on_a_persons_clarification() {
 fn e6_a_prompt_that_returns_nothing_ends_the_session() {
     let source = "export async function startREPL(container) {\n  while (true) {\n    const input = await promptInput();\n    if (input === null) {\n      break;\n    }\n    await container.orchestrator.process(input);\n  }\n}\n";
     check(TypeScript, source, &[E6]);
+    // A tool's input schema is no person's input.
+    let schema = "async function run(agent, tool) {\n  while (true) {\n    const reply = await agent.step();\n    if (reply.toolCalls.length === 0) return reply;\n    const schema = tool.get_input_schema();\n    if (!schema) break;\n  }\n}\n";
+    check_absent(JavaScript, schema, E6);
 }

@@ -222,21 +222,24 @@ const INPUT_CALLS: &[&str] = &[
 ];
 
 /// Whether a called name reads what a person types: one of
-/// [`INPUT_CALLS`], or a name that says it gets, reads or waits for input
-/// (`promptInput`, `read_user_input`, `on_input`; not `build_input`).
+/// [`INPUT_CALLS`], or a name that ends in "input" and says it gets, reads,
+/// waits for or prompts for it, or whose it is (`promptInput`,
+/// `read_user_input`, `on_input`; not `get_input_schema`, `build_input`).
 pub(crate) fn reads_person_input(callee: &str) -> bool {
     if INPUT_CALLS.contains(&callee) {
         return true;
     }
     // (The word is looked for in the text before any split into words.)
-    if !crate::words::contains_ignoring_case(callee, "input") {
+    let ends_in_input = callee.len() > 5
+        && callee.is_char_boundary(callee.len() - 5)
+        && callee[callee.len() - 5..].eq_ignore_ascii_case("input");
+    if !ends_in_input {
         return false;
     }
-    let words = crate::words::canonical_words(callee);
-    words.iter().any(|w| w == "input")
-        && words
-            .iter()
-            .any(|w| matches!(w.as_str(), "get" | "read" | "on" | "user" | "wait" | "ask" | "prompt"))
+    // ("user" is "human" to the words.)
+    crate::words::canonical_words(callee).iter().any(|w| {
+        matches!(w.as_str(), "get" | "read" | "on" | "human" | "wait" | "ask" | "prompt" | "collect")
+    })
 }
 
 /// Whether a definition's value is what a person typed: a call that reads
@@ -707,8 +710,10 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     }
     // A flag named for stopping (`aborted`, `stop`) says only that the loop
     // stopped; the condition that turned it on says why. So does one named
-    // for the answer it forces (`force_answer = True` under `if step ==
-    // max_steps or time.time() - start > max_time`): the bound ran out.
+    // for completion (`done`, or the answer it forces: `force_answer =
+    // True` under `if step == max_steps or time.time() - start >
+    // max_time`) when every condition that turns it on names a bound: the
+    // bound ran out.
     if by_name.is_none_or(|id| id.kind() == crate::ExitKind::External) {
         if let Some(id) = flag_set_in_the_loop(provenance, clause, link) {
             return Some(id);
@@ -893,7 +898,8 @@ fn flag_set_in_the_loop(provenance: &Provenance<'_>, clause: &Clause, link: &Exi
 /// Every exit the conditions that turn a flag on name, the first first:
 /// `force_answer = True` under `if step == max_steps or time.time() -
 /// start > max_time` is a turn cap and a deadline. Empty when the flag is
-/// no such flag, or when its settings say different things.
+/// no such flag, or when its settings name different exits first; the
+/// others of each setting are all kept.
 pub(crate) fn flag_set_in_the_loop_says(
     provenance: &Provenance<'_>,
     clause: &Clause,
@@ -922,7 +928,7 @@ pub(crate) fn flag_set_in_the_loop_says(
         }
         ids
     };
-    let mut said: Option<Vec<ExitId>> = None;
+    let mut said: Vec<ExitId> = Vec::new();
     for set in sets {
         // The nearest condition that says anything decides, as it does for
         // an exit (`if verdict.stuck: if verdict.level == "critical": stop
@@ -931,12 +937,16 @@ pub(crate) fn flag_set_in_the_loop_says(
         else {
             return Vec::new();
         };
-        if said.as_ref().is_some_and(|earlier| *earlier != ids) {
+        if said.first().is_some_and(|first| Some(first) != ids.first()) {
             return Vec::new();
         }
-        said = Some(ids);
+        for id in ids {
+            if !said.contains(&id) {
+                said.push(id);
+            }
+        }
     }
-    said.unwrap_or_default()
+    said
 }
 
 /// Whether the clause finds that a file exists whose name (two words or
