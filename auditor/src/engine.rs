@@ -654,6 +654,9 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         .filter(|(link, _)| rules::classify_link(provenance, link).is_some())
         .map(|(_, start)| start)
         .collect();
+    // (Which functions answer plainly is asked of every clause judged by
+    // its callee: found once.)
+    let plain = plain_answers(facts);
     let step_walks: HashSet<usize> =
         (0..facts.loops.len()).filter(|&id| walks_within_a_step(facts, id)).collect();
     let computations = computations(facts);
@@ -665,22 +668,22 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
                 return LinkJudgement { exit: None, dropped: Some("no clause") };
             };
             let callee_spoke = spoke.contains(&clause.range.start);
-            let dropped = if link.via.is_none() && callee_spoke && judged_by_callee(facts, clause, &followed)
-            {
-                Some("judged by its callee")
-            } else if link.role == Role::LoopCondition
-                && facts.decided_flags.contains(&link.clause)
-                && (facts.transparent_flags.contains(&link.clause)
-                    || facts.opaque_flags.get(&link.clause).is_none_or(|values| {
-                        callee_spoke || values.iter().any(|start| spoke.contains(start))
-                    }))
-            {
-                Some("a flag the loop decides itself")
-            } else if link.via.is_none() && step_walks.contains(&link.loop_id) {
-                Some("a walk over items inside one step of another loop")
-            } else {
-                None
-            };
+            let dropped =
+                if link.via.is_none() && callee_spoke && judged_by_callee(facts, &plain, clause, &followed) {
+                    Some("judged by its callee")
+                } else if link.role == Role::LoopCondition
+                    && facts.decided_flags.contains(&link.clause)
+                    && (facts.transparent_flags.contains(&link.clause)
+                        || facts.opaque_flags.get(&link.clause).is_none_or(|values| {
+                            callee_spoke || values.iter().any(|start| spoke.contains(start))
+                        }))
+                {
+                    Some("a flag the loop decides itself")
+                } else if link.via.is_none() && step_walks.contains(&link.loop_id) {
+                    Some("a walk over items inside one step of another loop")
+                } else {
+                    None
+                };
             // A dropped link is classified only to explain it (the trace).
             let exit =
                 if dropped.is_none() || explain { rules::classify_link(provenance, link) } else { None };
@@ -1302,7 +1305,12 @@ fn link_calls(facts: &mut Facts) {
 /// Whether a clause is a call of a function whose checks the walk follows
 /// (`if self.should_stop():`), or reads a value made by one (`go_on =
 /// self._on_run_continue(); if not go_on:`): those checks judge it.
-fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&str>) -> bool {
+fn judged_by_callee(
+    facts: &Facts,
+    plain: &HashMap<&str, Option<Option<usize>>>,
+    clause: &facts::Clause,
+    followed: &HashSet<&str>,
+) -> bool {
     if followed.is_empty() {
         return false;
     }
@@ -1318,10 +1326,9 @@ fn judged_by_callee(facts: &Facts, clause: &facts::Clause, followed: &HashSet<&s
         return true;
     }
     let function = facts.function_at(clause.range.start);
-    let plain = plain_answers(facts);
     clause.idents.iter().any(|ident| {
         facts.definition(ident, clause.range.start, function).is_some_and(|definition| {
-            let bare = reads_one_made_value(&plain, clause, definition);
+            let bare = reads_one_made_value(plain, clause, definition);
             definition.callees.iter().any(|name| (bare || decides(name)) && followed.contains(name.as_str()))
         })
     })
