@@ -491,6 +491,21 @@ pub(crate) struct LocalFlagSet {
     pub outer: Vec<Vec<usize>>,
 }
 
+/// A test that keeps only what was not met before (`if url in seen:
+/// continue`, `if (!seen.has(id)) fresh.push(item)`, `[q for q in queries
+/// if q not in tried]`, `sources.filter((s) => !cited.some(...))`): what
+/// passes it is new. A pass whose new items come out empty found nothing
+/// new.
+#[derive(Debug, Clone)]
+pub(crate) struct SeenFilter {
+    pub function: Option<usize>,
+    /// Where the test's statement starts; for a filter that makes a value,
+    /// where that value's assignment starts (a [`Definition`]'s `at`).
+    pub at: usize,
+    /// The collection looked in (`seen`, `state.urls_seen`).
+    pub container: String,
+}
+
 pub(crate) struct Facts {
     pub loops: Vec<LoopFact>,
     pub clauses: Vec<Clause>,
@@ -547,6 +562,8 @@ pub(crate) struct Facts {
     /// What that function's loop raises leaves the loop there too
     /// (`try: stats = self._run() except KeyboardInterrupt:`).
     pub caller_handlers: Vec<(String, usize, Range<usize>)>,
+    /// The tests that keep only what was not met before.
+    pub seen_filters: Vec<SeenFilter>,
     pub parse_errors: Vec<Range<usize>>,
     /// Whether the walk stopped descending at [`MAX_NESTING`].
     pub too_deep: bool,
@@ -1167,6 +1184,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         loop_flags: Vec::new(),
         wrapping_handlers: Vec::new(),
         caller_handlers: Vec::new(),
+        seen_filters: Vec::new(),
         parse_errors: Vec::new(),
         too_deep: false,
     };
@@ -1558,7 +1576,12 @@ impl<'s, 't> Walker<'s, 't> {
             Syn::Str => role = FrameRole::Str,
             Syn::Interp => role = FrameRole::Interp,
             Syn::Loop(kind) => role = FrameRole::Loop(self.enter_loop(node, kind)),
-            Syn::If | Syn::Case => role = FrameRole::Guard,
+            Syn::If | Syn::Case => {
+                if syntax == Syn::If && self.family != Family::Bash {
+                    self.note_seen_skip(node);
+                }
+                role = FrameRole::Guard
+            }
             Syn::Handler => role = self.enter_handler(node),
             Syn::Function => role = FrameRole::Function(self.enter_function(node)),
             Syn::Call => role = self.enter_call(node),
@@ -2812,6 +2835,167 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
+    /// The collection a membership test looks in, and whether the test asks
+    /// that the item is not there: `url in seen` (`seen`, no), `q not in
+    /// tried`, `!seen.has(id)`, `!state.cites.some(..)`, `!seen[key]` (Go),
+    /// `!seen.contains(&key)` (Rust). Only a plain name or field is a
+    /// collection here.
+    fn membership_test(&self, node: Node<'t>) -> Option<(&'s str, bool)> {
+        let mut node = node;
+        let mut negated = false;
+        for _ in 0..4 {
+            match self.kind_name(node) {
+                "parenthesized_expression" => node = node.named_child(0)?,
+                "not_operator" => {
+                    node = self.field(node, "argument")?;
+                    negated = !negated;
+                }
+                "unary_expression" if self.text(node).starts_with('!') => {
+                    node = self.field(node, "argument").or_else(|| node.named_child(0))?;
+                    negated = !negated;
+                }
+                _ => break,
+            }
+        }
+        let container = match self.kind_name(node) {
+            "comparison_operator" if node.named_child_count() == 2 => {
+                let operator =
+                    (0..node.child_count()).filter_map(|i| node.child(i)).find(|c| !c.is_named())?;
+                match operator.kind() {
+                    "in" => {}
+                    "not in" => negated = !negated,
+                    _ => return None,
+                }
+                node.named_child(1)?
+            }
+            "call_expression"
+                if {
+                    let text = self.text(node);
+                    text.len() <= 200
+                        && [".has(", ".includes(", ".some(", ".contains"].iter().any(|m| text.contains(m))
+                } =>
+            {
+                let (object, method) = self.method_of(node)?;
+                if !matches!(method, "has" | "includes" | "some" | "contains" | "contains_key") {
+                    return None;
+                }
+                object
+            }
+            "index_expression" if self.family == Family::Go => node.child_by_field_name("operand")?,
+            _ => return None,
+        };
+        let text = self.text(container);
+        (text.len() <= 64
+            && !text.is_empty()
+            && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
+        .then_some((text, negated))
+    }
+
+    /// The receiver and the method's name of a method call (`seen.has(x)`:
+    /// `seen`, `has`), in JavaScript and Rust.
+    fn method_of(&self, call: Node<'t>) -> Option<(Node<'t>, &'s str)> {
+        let function = self.field(call, "function")?;
+        match self.kind_name(function) {
+            "member_expression" => Some((
+                function.child_by_field_name("object")?,
+                self.text(function.child_by_field_name("property")?),
+            )),
+            "field_expression" => {
+                Some((self.field(function, "value")?, self.text(self.field(function, "field")?)))
+            }
+            _ => None,
+        }
+    }
+
+    /// `if url in seen: continue`, `if (!seen.has(id)) { fresh.push(item) }`:
+    /// a walk that keeps only what it has not met before.
+    #[inline(never)]
+    fn note_seen_skip(&mut self, node: Node<'t>) {
+        if self.family == Family::Bash || self.facts.seen_filters.len() >= 64 {
+            return;
+        }
+        let (Some(condition), Some(consequence)) =
+            (self.field(node, "condition"), self.field(node, "consequence"))
+        else {
+            return;
+        };
+        let Some((container, negated)) = self.membership_test(condition) else { return };
+        let body = self.text(consequence);
+        let keeps = |negated: bool| {
+            if negated {
+                body.len() <= 400
+                    && [".append(", ".push(", ".add(", "append(", ".insert(", ".extend("]
+                        .iter()
+                        .any(|call| body.contains(call))
+            } else {
+                body.trim_matches(|c: char| c.is_whitespace() || matches!(c, '{' | '}' | ';' | ':'))
+                    == "continue"
+            }
+        };
+        if keeps(negated) {
+            let function = self.innermost_function();
+            self.facts.seen_filters.push(SeenFilter {
+                function,
+                at: node.start_byte(),
+                container: container.to_string(),
+            });
+        }
+    }
+
+    /// A value made by keeping only what was not met before: `[q for q in
+    /// queries if q not in tried]`, `sources.filter((s) =>
+    /// !cited.some(..))`, `iter().filter(|k| !seen.contains(k))`.
+    #[inline(never)]
+    fn note_seen_filter_value(&mut self, node: Node<'t>, value: Node<'t>) {
+        if self.family == Family::Bash || self.facts.seen_filters.len() >= 64 {
+            return;
+        }
+        let mut value = value;
+        if matches!(self.kind_name(value), "await_expression" | "await") {
+            let Some(inner) = value.named_child(0) else { return };
+            value = inner;
+        }
+        let test = match self.kind_name(value) {
+            "list_comprehension"
+            | "set_comprehension"
+            | "generator_expression"
+            | "dictionary_comprehension" => (0..value.named_child_count())
+                .filter_map(|i| value.named_child(i as u32))
+                .find(|c| self.kind_name(*c) == "if_clause")
+                .and_then(|c| c.named_child(0)),
+            "call_expression" if self.text(value).contains(".filter(") => {
+                // The `filter` of a chain (`.into_iter().filter(..).collect()`).
+                let mut call = value;
+                let mut found = None;
+                for _ in 0..4 {
+                    let Some((receiver, method)) = self.method_of(call) else { break };
+                    if method == "filter" {
+                        found = Some(call);
+                        break;
+                    }
+                    if self.kind_name(receiver) != "call_expression" {
+                        break;
+                    }
+                    call = receiver;
+                }
+                found
+                    .and_then(|call| self.field(call, "arguments"))
+                    .and_then(|arguments| arguments.named_child(0))
+                    .filter(|f| matches!(self.kind_name(*f), "arrow_function" | "closure_expression"))
+                    .and_then(|f| self.field(f, "body"))
+            }
+            _ => None,
+        };
+        if let Some((container, true)) = test.and_then(|test| self.membership_test(test)) {
+            let function = self.innermost_function();
+            self.facts.seen_filters.push(SeenFilter {
+                function,
+                at: node.start_byte(),
+                container: container.to_string(),
+            });
+        }
+    }
+
     fn enter_assign(&mut self, node: Node<'t>, augmented: bool) {
         let (target, value) = self.assignment_sides(node);
         let Some(target) = target else { return };
@@ -2855,6 +3039,7 @@ impl<'s, 't> Walker<'s, 't> {
             });
         }
         let Some(value) = value else { return };
+        self.note_seen_filter_value(node, value);
         // The words of the right-hand side without its argument lists: for
         // `elapsed = time.time() - start` they are `time`, `start`; for
         // `resp = client.create(max_tokens=100)` they do not include tokens.

@@ -3472,3 +3472,32 @@ fn e6_a_prompt_that_returns_nothing_ends_the_session() {
     let schema = "async function run(agent, tool) {\n  while (true) {\n    const reply = await agent.step();\n    if (reply.toolCalls.length === 0) return reply;\n    const schema = tool.get_input_schema();\n    if (!schema) break;\n  }\n}\n";
     check_absent(JavaScript, schema, E6);
 }
+
+#[test]
+fn e5_a_pass_that_finds_nothing_new() {
+    // The queries the model proposes, less those tried before: none left
+    // means another pass would learn nothing.
+    let comprehension = "def research(topic, tried):\n    queries = [topic]\n    for depth in range(5):\n        notes = llm.summarise(search(queries))\n        proposed = llm.next_queries(notes)\n        fresh = [q for q in proposed if q not in tried]\n        tried.update(fresh)\n        if not fresh:\n            break\n        queries = fresh\n";
+    check(Python, comprehension, &[E2, E5]);
+    assert_eq!(evidence_lines(Python, comprehension, E5), vec![8], "{comprehension}");
+    // The same test inside a helper the loop calls.
+    let helper = "def new_results(queries, seen_urls):\n    found = []\n    for result in search(queries):\n        if result.url in seen_urls:\n            continue\n        seen_urls.add(result.url)\n        found.append(result)\n    return found\n\ndef run(agent, seen_urls):\n    while True:\n        results = new_results(agent.queries(), seen_urls)\n        if not results:\n            return agent.report()\n        agent.read(results)\n";
+    check(Python, helper, &[E5]);
+    let typescript = "async function research(topic: string, maxIterations: number) {\n  const cites: Source[] = [];\n  for (let i = 0; i < maxIterations; i++) {\n    const sources = await search(topic);\n    const unseen = sources.filter((s) => !cites.some((c) => c.id === s.id));\n    if (unseen.length === 0) {\n      break;\n    }\n    cites.push(unseen[0]);\n    topic = await model.refine(topic, unseen[0]);\n  }\n  return cites;\n}\n";
+    check(TypeScript, typescript, &[E2, E5]);
+    let go = "package agent\n\nfunc (a *Agent) fresh(links []string) []string {\n\tvar out []string\n\tfor _, l := range links {\n\t\tif a.visited[l] {\n\t\t\tcontinue\n\t\t}\n\t\tout = append(out, l)\n\t}\n\treturn out\n}\n\nfunc (a *Agent) Crawl(ctx context.Context) {\n\tfor {\n\t\tlinks := a.fresh(a.model.NextLinks(ctx))\n\t\tif len(links) == 0 {\n\t\t\treturn\n\t\t}\n\t\ta.read(links)\n\t}\n}\n";
+    check(Go, go, &[E5]);
+}
+
+#[test]
+fn e5_nothing_new_asks_for_a_memory_of_what_was_met() {
+    // Tools left once the disabled are taken out: a fixed list, no memory.
+    let fixed = "def run(agent, disabled):\n    while True:\n        offered = [t for t in agent.tools() if t not in disabled]\n        if not offered:\n            break\n        agent.step(offered)\n";
+    check_absent(Python, fixed, E5);
+    // Tasks left once the finished are taken out: the work is done.
+    let work_left = "def run(agent, tasks, completed):\n    while True:\n        remaining = [t for t in tasks if t not in completed]\n        if not remaining:\n            break\n        completed.add(agent.work(remaining[0]))\n";
+    check_absent(Python, work_left, E5);
+    // Leaving when something new turned up is not a stall.
+    let found_new = "def run(agent, seen):\n    while True:\n        fresh = [q for q in agent.propose() if q not in seen]\n        seen.update(fresh)\n        if fresh:\n            return fresh\n";
+    check_absent(Python, found_new, E5);
+}

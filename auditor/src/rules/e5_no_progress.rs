@@ -52,6 +52,9 @@ pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
 
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
+    if view.only_new && finds_nothing_new(view) {
+        return true;
+    }
     // Every way out below but the comparison with a previous value asks
     // for one of these words: most clauses have none, and a pass over
     // their few words costs less than the set lookups that follow.
@@ -195,6 +198,31 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     compares_with_previous(view)
+}
+
+/// The loop leaves when what this pass kept as new is empty: `if not
+/// fresh: break`, `while new_results:`, `if (unseen.length === 0) break`,
+/// `len(results) == 0`. (A name that holds only what was not met before:
+/// `ClauseView::only_new`.)
+fn finds_nothing_new(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    if clause.idents.len() > 2 || clause.membership || clause.none_literal {
+        return false;
+    }
+    let guard = view.role == Role::Guard;
+    let condition = view.role == Role::LoopCondition;
+    if clause.zero && clause.equality {
+        // (`== 0` leaves an `if` when it holds, `!= 0` a `while` when it
+        // fails.)
+        return if clause.differs != clause.negated { condition } else { guard };
+    }
+    if clause.zero && clause.ordering {
+        return condition && !clause.negated;
+    }
+    clause.sides.is_none()
+        && !clause.ordering
+        && !clause.equality
+        && if guard { clause.negated } else { condition && !clause.negated }
 }
 
 /// A loop detector's verdict to abort (`match detector.check(&sig) {

@@ -44,6 +44,13 @@ pub(crate) struct Provenance<'a> {
     /// `getPrompt()` whose body asks `rl.question(...)`): a value they
     /// return is typed, like one `input()` returns.
     input_functions: HashSet<&'a str>,
+    /// The tests of the source that keep only what was not met before, in
+    /// a collection that remembers it (`Facts::seen_filters`).
+    kept_filters: Vec<&'a crate::facts::SeenFilter>,
+    /// The functions of the source that hold such a test (`_search_round`
+    /// keeps only the results whose URL it has not seen): what they return
+    /// is what is new.
+    fresh_functions: HashSet<&'a str>,
 }
 
 impl<'a> Provenance<'a> {
@@ -110,7 +117,38 @@ impl<'a> Provenance<'a> {
                 .filter(|name| reads(name))
                 .collect()
         };
-        Provenance { facts, counters, loop_starts, waiting_loops, retrying_loops, input_functions }
+        let kept_filters: Vec<&crate::facts::SeenFilter> = if facts.seen_filters.is_empty() {
+            Vec::new()
+        } else {
+            let grown = grown_collections(facts);
+            facts.seen_filters.iter().filter(|filter| remembers(&grown, &filter.container)).collect()
+        };
+        let fresh_functions = kept_filters
+            .iter()
+            .filter_map(|filter| filter.function)
+            .filter_map(|function| facts.functions[function].name.as_deref())
+            .collect();
+        Provenance {
+            facts,
+            counters,
+            loop_starts,
+            waiting_loops,
+            retrying_loops,
+            input_functions,
+            kept_filters,
+            fresh_functions,
+        }
+    }
+
+    /// Whether a value holds only what was not met before: made by a test
+    /// that keeps the new (`fresh = [q for q in queries if q not in tried]`),
+    /// or returned by a function of the source that holds one (`results =
+    /// self._search_round(...)`).
+    fn holds_only_new(&self, definition: &crate::facts::Definition) -> bool {
+        self.kept_filters
+            .iter()
+            .any(|filter| filter.at == definition.at && filter.function == definition.function)
+            || definition.callees.iter().any(|callee| self.fresh_functions.contains(callee.as_str()))
     }
 
     /// The assignments of `name` (by its last part) that lie in `range`.
@@ -194,6 +232,40 @@ impl<'a> Provenance<'a> {
         }
         steps.iter().flat_map(|a| a.guards.iter().copied()).collect()
     }
+}
+
+/// The collections the source adds to (`seen_urls.add(url)`,
+/// `state.cites.push(source)`, `tried.update(fresh)`), by their last name.
+fn grown_collections(facts: &Facts) -> HashSet<&str> {
+    facts
+        .calls
+        .iter()
+        .filter(|call| {
+            matches!(call.callee_last.as_str(), "add" | "update" | "append" | "push" | "extend" | "insert")
+        })
+        .filter_map(|call| {
+            let receiver = call.callee.strip_suffix(call.callee_last.as_str())?.strip_suffix('.')?;
+            Some(last_name(receiver))
+        })
+        .collect()
+}
+
+/// Whether a collection remembers what the loop met: its name says so
+/// (`seen`, `visited`, `tried`, `known`, `processed`), or the source adds to
+/// it (`grown`). A fixed list of things to leave out (`disabled_tools`) is
+/// no memory.
+fn remembers(grown: &HashSet<&str>, container: &str) -> bool {
+    let last = last_name(container);
+    // (What is left of a task list once the finished are taken out,
+    // `[t for t in tasks if t not in completed]`, is work left: a loop that
+    // ends when it is empty is done, not stuck.)
+    if crate::words::canonical_words(last).iter().any(|w| w == "done") {
+        return false;
+    }
+    grown.contains(last)
+        || crate::words::split_identifier(last)
+            .iter()
+            .any(|w| matches!(w.as_str(), "seen" | "visited" | "tried" | "known" | "processed" | "explored"))
 }
 
 /// Calls that return what a person typed.
@@ -471,6 +543,9 @@ pub(crate) struct ClauseView<'a> {
     /// The clause is written in the loop's own body (not in a function the
     /// loop calls, whose links carry that function's sense of yes and no).
     pub in_loop_body: bool,
+    /// A name of the clause holds only what this pass found that was not
+    /// met before (`Provenance::holds_only_new`).
+    pub only_new: bool,
 }
 
 impl<'a> ClauseView<'a> {
@@ -496,6 +571,7 @@ impl<'a> ClauseView<'a> {
         let mut made_with_timeout = false;
         let mut timeout_made_in_pass = false;
         let mut model_made = false;
+        let mut only_new = false;
         let reads_a_signal = clause.idents.iter().any(|ident| ident == "signal");
         // Whether what was set up at `at` is set up anew on each pass of a
         // loop around the clause: a stream's loop within one pass of the
@@ -531,6 +607,7 @@ impl<'a> ClauseView<'a> {
                     });
                 made_with_timeout |= with_timeout;
                 model_made |= definition.model_made;
+                only_new |= !provenance.kept_filters.is_empty() && provenance.holds_only_new(definition);
                 timeout_made_in_pass |= with_timeout && set_in_pass(definition.at);
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
@@ -576,6 +653,7 @@ impl<'a> ClauseView<'a> {
             expanded,
             counted,
             searched,
+            only_new,
         }
     }
 
