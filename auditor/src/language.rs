@@ -679,8 +679,15 @@ fn content_scores(source: &str) -> [u32; 7] {
     if source.lines().take(20).any(|line| line.trim_start().starts_with("/// <reference ")) {
         add(Language::TypeScript, 3);
     }
-    for raw in source.lines().take(400) {
+    // `import { JsonObject } from "@jaypie/types"`, `from './types.js'`: a
+    // module of types, which JavaScript has none of to import (counted once).
+    let mut types_module = false;
+    for (number, raw) in source.lines().take(400).enumerate() {
         let line = raw.trim();
+        if !types_module && number < 60 && imports_a_types_module(line) {
+            types_module = true;
+            add(Language::TypeScript, 1);
+        }
         // Comments say what the code is in any language (`@type {string}`),
         // but types declared or imported in JSDoc (`@typedef {Object}
         // Options`, `@import { Options } from './types.js'`) are how
@@ -983,6 +990,31 @@ fn imports_relative_module_without_extension(line: &str) -> bool {
         })
 }
 
+/// Whether an import line names a module of types (`} from
+/// "@jaypie/types";`, `import { Task } from './task.types.js'`, `from
+/// "../types"`). Not `@types/...`, whose declarations JavaScript can use.
+fn imports_a_types_module(line: &str) -> bool {
+    let line = line.trim();
+    if !(line.starts_with("import ") || line.starts_with("} from ") || line.starts_with("export ")) {
+        return false;
+    }
+    let Some(at) = line.rfind(" from ") else { return false };
+    let target = line[at + " from ".len()..].trim().trim_end_matches(';');
+    let Some(path) = target.strip_prefix(['"', '\'']).and_then(|t| t.strip_suffix(['"', '\''])) else {
+        return false;
+    };
+    if path.starts_with("@types/") {
+        return false;
+    }
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let stem = ["js", "ts", "mjs", "mts"]
+        .iter()
+        .find_map(|extension| last.strip_suffix(extension).and_then(|s| s.strip_suffix('.')))
+        .unwrap_or(last);
+    let stem = stem.strip_suffix(".d").unwrap_or(stem);
+    stem == "types" || stem == "type" || [".types", "-types", "_types"].iter().any(|end| stem.ends_with(end))
+}
+
 /// A name in a multi-line import list marked as a type (`type Message,`):
 /// TypeScript only.
 fn is_type_import_name(line: &str) -> bool {
@@ -1128,6 +1160,20 @@ mod tests {
             "async function run(agent: Agent): Promise<void> {\n  while (true) {\n    await agent.step();\n  }\n}\n",
             Some(Language::TypeScript),
         );
+    }
+
+    #[test]
+    fn a_module_of_types_imported_is_typescript() {
+        let head = "import {\n  BadGatewayError,\n  TooManyRequestsError,\n} from \"@jaypie/errors\";\nimport { JsonObject } from \"@jaypie/types\";\n\nimport { Toolkit } from \"../tools/Toolkit.class.js\";\n";
+        check(None, head, Some(Language::TypeScript));
+        check(
+            None,
+            "import { Task } from './task.types.js';\nimport fs from 'node:fs';\n",
+            Some(Language::TypeScript),
+        );
+        // The same head without the module of types is JavaScript's.
+        let plain = "import {\n  BadGatewayError,\n  TooManyRequestsError,\n} from \"@jaypie/errors\";\n\nimport { Toolkit } from \"../tools/Toolkit.class.js\";\n";
+        check(None, plain, Some(Language::JavaScript));
     }
 
     /// The first lines of a file, cut wherever fifteen lines end: inside a
