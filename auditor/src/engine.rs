@@ -705,6 +705,37 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
             }
         }
     }
+    // An exit whose own guard is a lone error check (`if loopDetected {
+    // stream, err = retry(); if err != nil { return err }; continue }`)
+    // leaves because a call failed once: the conditions around it say when
+    // the call is made, not why the loop ends. (Unless the failed call is
+    // the very thing the condition around names: `if onToolApproval != nil
+    // { approved, err := onToolApproval(..); if err != nil { return err } }`
+    // waits for the approval.)
+    let error_first: HashMap<(usize, usize), usize> = facts
+        .links
+        .iter()
+        .zip(&judgements)
+        .filter(|(link, judgement)| {
+            judgement.exit.is_none()
+                && link.depth == 0
+                && link.via.is_none()
+                && link.role == Role::Guard
+                && lone_error_check(&facts.clauses[link.clause])
+        })
+        .map(|(link, _)| ((link.loop_id, link.site.start), link.clause))
+        .collect();
+    let made_by_what_it_names = |outer: usize, inner: usize| {
+        let inner = &facts.clauses[inner];
+        let function = facts.function_at(inner.range.start);
+        let made: Vec<&String> = inner
+            .idents
+            .iter()
+            .filter_map(|ident| facts.definition(ident, inner.range.start, function))
+            .flat_map(|definition| definition.words.iter().chain(&definition.callees))
+            .collect();
+        facts.clauses[outer].words.iter().any(|w| w != "error" && made.contains(&w))
+    };
     // A cap of attempts that an inner retry loop counts (`for attempt in
     // range(max_retries)` around the model call, `if attempt ==
     // max_retries - 1: raise`) leaves the agent's loop too, but it counts
@@ -740,6 +771,14 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         }
         if link.depth >= facts::SKIPPED_DEPTH && id != ExitId::E1 {
             judgement.dropped = Some("beyond the guards read");
+        } else if link.depth > 0
+            && link.via.is_none()
+            && link.role == Role::Guard
+            && error_first
+                .get(&(link.loop_id, link.site.start))
+                .is_some_and(|&inner| !made_by_what_it_names(link.clause, inner))
+        {
+            judgement.dropped = Some("only a failed call under it leaves");
         } else if link.via.is_none()
             && matches!(link.role, Role::Guard | Role::Handler)
             && nearest.get(&(link.loop_id, link.site.start)).is_some_and(|(any, core)| {
@@ -750,6 +789,16 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         }
     }
     judgements
+}
+
+/// A check that a call failed and nothing more (`err != nil`, `if err:`,
+/// `if (error)`): one failure, which names no exit of its own.
+fn lone_error_check(clause: &facts::Clause) -> bool {
+    !clause.words.is_empty()
+        && clause.words.iter().all(|w| w == "error")
+        && !clause.negated
+        && (clause.none_literal && clause.differs
+            || clause.sides.is_none() && !(clause.ordering || clause.equality || clause.membership))
 }
 
 /// The bounded loops that call nothing (`while i < cap and prefix[i] ==
@@ -875,7 +924,10 @@ fn judge_kwargs_and_calls(facts: &Facts, source: &str, found: &mut BTreeMap<Exit
             }
             found.entry(id).or_default().push(kwarg.range.clone());
         } else if has_loops && rules::e8_external_event::callers_signal_handed_on(facts, kwarg) {
-            found.entry(ExitId::E8).or_default().push(kwarg.range.clone());
+            // (A file that ties its cancellations to a person hands on the
+            // person's: `throw new AppError("USER_CANCELLED")` on abort.)
+            let id = if facts.cancel_by_person { ExitId::E6 } else { ExitId::E8 };
+            found.entry(id).or_default().push(kwarg.range.clone());
         }
     }
     if !has_loops {

@@ -827,13 +827,41 @@ fn is_identifier_kind(kind: &str) -> bool {
     )
 }
 
+/// Whether a callee's words name printing or logging (`print`,
+/// `logger.info`, `console.log`, `echo`, `fmt.Sprintf`).
+fn names_logging(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "print"
+                | "println"
+                | "printf"
+                | "log"
+                | "logger"
+                | "logging"
+                | "info"
+                | "debug"
+                | "warn"
+                | "warning"
+                | "console"
+                | "echo"
+                | "format"
+                | "eprintln"
+                | "fmt"
+                | "sprintf"
+                | "tracing"
+        )
+    })
+}
+
 fn last_identifier(text: &str) -> &str {
     text.rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).find(|part| !part.is_empty()).unwrap_or("")
 }
 
 /// Whether a condition's text compares the latest entries of a history with
 /// each other: `a[-1] == a[-2]`, `a.at(-1) === a.at(-2)`, or all of the last
-/// few are one (`len(set(last)) == 1`, `new Set(last).size === 1`).
+/// few are one (`len(set(last)) == 1`, `new Set(last).size === 1`,
+/// `last.slice(-3).every((x) => x === sig)`).
 fn repeats_recent(text: &str) -> bool {
     if text.len() > 240 {
         return false;
@@ -844,7 +872,15 @@ fn repeats_recent(text: &str) -> bool {
     let all_one = (compact.contains("len(set(") || compact.contains("len(list(set("))
         && (compact.ends_with("==1") || compact.ends_with("<=1"))
         || (compact.contains("newSet(") && (compact.ends_with(".size===1") || compact.ends_with(".size==1")));
-    latest_two || all_one
+    // The last few all equal one value: `sigs.slice(-4).every((x) => x ===
+    // sig)`, `all(s == sig for s in sigs[-4:])`.
+    let last_few_all_equal =
+        (compact.contains(".slice(-") && compact.contains(".every(") && compact.contains("=="))
+            || (compact.starts_with("all(")
+                && compact.contains("==")
+                && compact.contains("[-")
+                && compact.contains(":]"));
+    latest_two || all_one || last_few_all_equal
 }
 
 /// `loopDetected = true`, `self.stuck = True`, `STALLED=1`: a flag of a
@@ -1085,6 +1121,9 @@ struct Walker<'s, 't> {
     /// block of many statements would otherwise be walked from its first
     /// child each time.
     children_memo: std::cell::RefCell<HashMap<usize, std::rc::Rc<[Node<'t>]>>>,
+    /// For each callee text met: whether its words name logging, and
+    /// whether they are of interest to the argument sub-walk.
+    callee_kinds: HashMap<&'s str, (bool, bool)>,
     /// The canonical words of each text a clause has split, by text: the
     /// same names come back in clause after clause.
     words_memo: std::cell::RefCell<HashMap<&'s str, Vec<String>>>,
@@ -1199,6 +1238,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         clause_memo: HashMap::default(),
         alias_parts: false,
         children_memo: std::cell::RefCell::default(),
+        callee_kinds: HashMap::default(),
         words_memo: std::cell::RefCell::default(),
         wrapping_tries: HashSet::default(),
         calling_tries: HashMap::default(),
@@ -1217,7 +1257,9 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
     walker.walk(tree);
     mark_mutual_recursion(&mut walker.facts, &walker.call_edges);
     let facts = &mut walker.facts;
-    facts.cancel_by_person = ties_cancelling_to_a_person(facts);
+    if !facts.cancel_by_person {
+        facts.cancel_by_person = ties_cancelling_to_a_person(facts);
+    }
     walker.facts
 }
 
@@ -2439,6 +2481,19 @@ impl<'s, 't> Walker<'s, 't> {
         let callee = if callee.len() > 120 { &callee[..callee.floor_char_boundary(120)] } else { callee };
         let callee_last = last_identifier(callee).to_string();
         let in_loop = self.innermost_loop().is_some();
+        // An error made with a code that says the user cancelled (`new
+        // AlexusError("USER_CANCELLED", "...")`): the code is a name, not
+        // a sentence for a reader.
+        if (callee_last.ends_with("Error") || callee_last.ends_with("Exception"))
+            && !self.facts.cancel_by_person
+        {
+            let text = self.text(node);
+            let has = crate::words::contains_ignoring_case;
+            self.facts.cancel_by_person = text.len() <= 300
+                && quoted_codes(text).any(|code| {
+                    has(code, "user") && (has(code, "cancel") || has(code, "interrupt") || has(code, "abort"))
+                });
+        }
         // (`self._chat_model.complete()` in `def complete` calls another
         // object's method: a receiver of more than one name is not the
         // function's own, and that function is neither recursive nor a
@@ -2496,31 +2551,21 @@ impl<'s, 't> Walker<'s, 't> {
                 named += 1;
             }
         }
-        let callee_words = canonical_words(callee);
-        let is_log = callee_words.iter().any(|w| {
-            matches!(
-                w.as_str(),
-                "print"
-                    | "println"
-                    | "printf"
-                    | "log"
-                    | "logger"
-                    | "logging"
-                    | "info"
-                    | "debug"
-                    | "warn"
-                    | "warning"
-                    | "console"
-                    | "echo"
-                    | "format"
-                    | "eprintln"
-                    | "fmt"
-                    | "sprintf"
-                    | "tracing"
-            )
-        });
+        // (What a callee's words say is asked once per name: a script calls
+        // `echo` and `grep` many times.)
+        let (is_log, interesting) = match self.callee_kinds.get(callee) {
+            Some(&kinds) => kinds,
+            None => {
+                let callee_words = canonical_words(callee);
+                let kinds = (names_logging(&callee_words), self.is_interesting_callee(&callee_words));
+                if self.callee_kinds.len() < 4096 {
+                    self.callee_kinds.insert(callee, kinds);
+                }
+                kinds
+            }
+        };
         let (arg_words, arg_literals) = if self.family == Family::Bash
-                || self.is_interesting_callee(&callee_words)
+                || interesting
                 // (`thread.join(timeout=0.5)`; not every `", ".join(parts)`.)
                 || (callee_last == "join" && crate::words::contains_ignoring_case(self.text(node), "timeout"))
         {
@@ -2605,7 +2650,16 @@ impl<'s, 't> Walker<'s, 't> {
         }
         // `io::stdin().read_line(&mut answer)`, `fmt.Scanln(&answer)`: the
         // name handed in holds what a person typed.
-        let reads_typed = (callee_last == "read_line" && callee.contains("stdin"))
+        // (So does a reader handed to a REPL, `reader.read_line(&mut input)`
+        // in `run_repl<R: BufRead>`.)
+        let in_a_repl = || {
+            self.enclosing_function_name().is_some_and(|name| {
+                canonical_words(&name).iter().any(|w| matches!(w.as_str(), "repl" | "interactive" | "prompt"))
+            })
+        };
+        let reads_typed = (callee_last == "read_line"
+            && (callee.contains("stdin")
+                || (last_name(callee.trim_end_matches(".read_line")) == "reader" && in_a_repl())))
             || (self.family == Family::Go && matches!(callee, "fmt.Scanln" | "fmt.Scan" | "fmt.Scanf"));
         if reads_typed {
             let text = self.text(node);
@@ -3936,7 +3990,11 @@ impl<'s, 't> Walker<'s, 't> {
         // `if retries_left > 0 { retries_left -= 1; continue }` right before
         // the exit: an allowance spent on each skip, and the exit is where
         // the loop goes once it is used up.
-        let allowances = self.spent_allowances(node, floor);
+        // (In a walk over the items of a pass, a `break` out of the walk
+        // goes on to the next pass of the loop around: `if replans < max {
+        // replans++; break }` before a `return` spends an allowance too.)
+        let walk_breaks_on = leaves_function && loops.len() > 1 && self.facts.loops[inner_id].collection;
+        let allowances = self.spent_allowances(node, floor, walk_breaks_on);
         let targets: Vec<usize> = if leaves_function {
             loops
                 .iter()
@@ -4190,7 +4248,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// MAX_NUDGES { nudges += 1; ...; continue }` then `return Err(..)`. Each
     /// skip spends the allowance, and `node` runs once it is spent. Marked
     /// `allowance`, not negated: the loop goes on while they hold.
-    fn spent_allowances(&mut self, node: Node<'t>, floor: usize) -> Vec<usize> {
+    fn spent_allowances(&mut self, node: Node<'t>, floor: usize, walk_breaks_on: bool) -> Vec<usize> {
         let mut found: Vec<(Node<'t>, Node<'t>, usize)> = Vec::new();
         let mut current = node;
         let mut level = self.frames.len();
@@ -4206,7 +4264,8 @@ impl<'s, 't> Walker<'s, 't> {
                         .children_named(statement)
                         .iter()
                         .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
-                    || !self.ends_with_continue(statement)
+                    || !(self.ends_with_continue(statement)
+                        || walk_breaks_on && self.ends_with_break(statement))
                 {
                     continue;
                 }
@@ -4273,6 +4332,14 @@ impl<'s, 't> Walker<'s, 't> {
             matches!(self.kind_name(last), "continue_statement" | "continue_expression")
                 || (self.kind_name(last) == "expression_statement"
                     && last.named_child(0).is_some_and(|c| self.kind_name(c) == "continue_expression"))
+        })
+    }
+
+    /// Whether the body of an `if` ends with a plain `break`.
+    fn ends_with_break(&self, statement: Node<'t>) -> bool {
+        self.last_in_if_body(statement).is_some_and(|last| {
+            matches!(self.kind_name(last), "break_statement" | "break_expression")
+                && last.named_child_count() == 0
         })
     }
 

@@ -3501,3 +3501,103 @@ fn e5_nothing_new_asks_for_a_memory_of_what_was_met() {
     let found_new = "def run(agent, seen):\n    while True:\n        fresh = [q for q in agent.propose() if q not in seen]\n        seen.update(fresh)\n        if fresh:\n            return fresh\n";
     check_absent(Python, found_new, E5);
 }
+
+#[test]
+fn e1_ready_work_less_what_has_a_result_is_work_left() {
+    // Not "nothing new": the ready tasks with no result yet are the work
+    // left, and a loop that ends when none is left has done it.
+    let source = "async def execute_plan(self, planner):\n    results = {}\n    while True:\n        ready_tasks = planner.get_ready_tasks()\n        pending = [task for task in ready_tasks if task.id not in results]\n        if not pending:\n            break\n        pairs = await asyncio.gather(*[self.delegate(t) for t in pending])\n        results.update(dict(pairs))\n    return results\n";
+    check(Python, source, &[E1]);
+}
+
+#[test]
+fn a_failed_call_under_a_detector_is_no_exit_of_the_detector() {
+    // The detector only makes the loop send a warning; the return leaves
+    // because that send failed once.
+    let source = "package agent\n\nfunc (a *Agent) Run(ctx context.Context) (*Result, error) {\n\tfor turns := 0; turns < a.maxTurns; turns++ {\n\t\tresp, err := a.client.Send(ctx, history)\n\t\tif err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t\tif len(resp.ToolCalls) == 0 {\n\t\t\treturn &Result{Text: resp.Text}, nil\n\t\t}\n\t\tloopDetected := a.detector.Record(resp.ToolCalls)\n\t\tif loopDetected {\n\t\t\t_, err = a.client.Send(ctx, warn(history))\n\t\t\tif err != nil {\n\t\t\t\treturn nil, err\n\t\t\t}\n\t\t\tcontinue\n\t\t}\n\t\thistory = a.run(resp.ToolCalls)\n\t}\n\treturn nil, errTooMany\n}\n";
+    check(Go, source, &[E1, E2]);
+    // When the call that failed is the one the condition names, the
+    // condition says what was waited for: a person's approval.
+    let approval = "package agent\n\nfunc Generate(ctx context.Context, onToolApproval func(string) (bool, error)) error {\n\tfor step := 0; step < maxSteps; step++ {\n\t\treply := model.Call(ctx)\n\t\tif len(reply.ToolCalls) == 0 {\n\t\t\treturn nil\n\t\t}\n\t\tfor _, call := range reply.ToolCalls {\n\t\t\tif onToolApproval != nil {\n\t\t\t\tapproved, err := onToolApproval(call.Name)\n\t\t\t\tif err != nil {\n\t\t\t\t\treturn err\n\t\t\t\t}\n\t\t\t\tif !approved {\n\t\t\t\t\tcontinue\n\t\t\t\t}\n\t\t\t}\n\t\t\trun(call)\n\t\t}\n\t}\n\treturn nil\n}\n";
+    check(Go, approval, &[E1, E2, E6]);
+}
+
+#[test]
+fn e7_nudges_about_progress_are_counted_not_compared() {
+    // `progress_nudges < 2` counts corrective nudges: an allowance of
+    // tries, not a pass compared with the one before. The answer is the
+    // reply with no tool calls, whichever list it was copied from.
+    let source = "async def run(self):\n    progress_nudges = 0\n    for iterations in range(MAX_ITERATIONS):\n        raw_text, native_tool_calls = await self._call_model()\n        text_calls = parse_tool_calls(raw_text)\n        if native_tool_calls:\n            all_calls = native_tool_calls\n        else:\n            all_calls = text_calls\n        if not all_calls:\n            final = raw_text.strip()\n            if looks_like_progress_only(final) and progress_nudges < 2:\n                progress_nudges += 1\n                self.messages.append(nudge())\n                continue\n            return final\n        self.execute(all_calls)\n";
+    check(Python, source, &[E1, E2, E7]);
+}
+
+#[test]
+fn e1_a_result_of_work_on_typed_settings_is_not_typed() {
+    // The settings were typed at a prompt before the loops; what the build
+    // returns is the build's answer, not the person's.
+    let source = "def main(sourcelang=None):\n    if not sourcelang:\n        sourcelang = typer.prompt(\"Source language\")\n    globals = Globals(sourcelang)\n    while True:\n        result = run_dockerfile(globals)\n        if result == \"success\":\n            break\n        debug_error(result, globals)\n";
+    check(Python, source, &[E1]);
+}
+
+#[test]
+fn e7_tries_spent_only_when_a_reply_was_cut_off() {
+    let source = "async function* run(client: Client, maxRecovery: number) {\n  let recoveryAttempts = 0;\n  for (let turn = 0; turn < 50; turn++) {\n    const reply = await client.chat(messages);\n    const isTruncated = reply.finishReason === \"length\" || reply.finishReason === \"max_tokens\";\n    if (isTruncated) {\n      if (recoveryAttempts >= maxRecovery) {\n        return;\n      }\n      recoveryAttempts++;\n      continue;\n    }\n    if (!reply.toolCalls.length) return reply;\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2, E7]);
+}
+
+#[test]
+fn e2_a_budget_of_iterations_is_a_turn_cap() {
+    let source = "export class IterationBudget {\n  private consumed = 0;\n  constructor(readonly max = 25) {}\n  get exhausted(): boolean {\n    return this.consumed >= this.max;\n  }\n  consume(): void {\n    this.consumed++;\n  }\n}\nexport async function run(model: Model, maxIterations: number) {\n  const budget = new IterationBudget(maxIterations);\n  while (true) {\n    if (budget.exhausted) {\n      return;\n    }\n    budget.consume();\n    const reply = await model.chat(messages);\n    if (!reply.toolCalls.length) return reply;\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2]);
+}
+
+#[test]
+fn e3_a_context_length_exceeded_again_after_compressing() {
+    let source = "async function run(provider: Provider, compressor: Compressor) {\n  let compressionAttempted = false;\n  for (let turn = 0; turn < 30; turn++) {\n    let reply;\n    try {\n      reply = await provider.chat(messages);\n    } catch (err) {\n      if (err instanceof ProviderError && err.contextLengthExceeded) {\n        if (compressionAttempted) {\n          return;\n        }\n        messages = await compressor.compress(messages);\n        compressionAttempted = true;\n        continue;\n      }\n      throw err;\n    }\n    if (!reply.toolCalls.length) return reply;\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2, E3]);
+}
+
+#[test]
+fn e7_replans_spent_in_a_walk_before_giving_up() {
+    // The `break` out of the walk over ready nodes starts the next pass
+    // with a new plan; once the replans are spent, a failure returns.
+    let source = "package agent\n\nfunc (a *Agent) RunWithPlan(ctx context.Context) (*Result, error) {\n\tconst maxReplans = 3\n\treplans := 0\n\tfor {\n\t\tready := a.planner.ReadyNodes(a.tree)\n\t\tif len(ready) == 0 {\n\t\t\tbreak\n\t\t}\n\t\tfor _, node := range ready {\n\t\t\tresult := a.executeNode(ctx, node)\n\t\t\tif result.Success {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tif replans < maxReplans {\n\t\t\t\ta.tree = a.planner.Replan(ctx, result.Error)\n\t\t\t\treplans++\n\t\t\t\tbreak\n\t\t\t}\n\t\t\treturn &Result{Failed: true}, nil\n\t\t}\n\t}\n\treturn &Result{}, nil\n}\n";
+    check(Go, source, &[E1, E7]);
+}
+
+#[test]
+fn e8_a_state_set_to_stop_elsewhere() {
+    let source = "class Agent {\n  async run(maxCycles) {\n    let cycle = 0;\n    while (cycle < maxCycles && this.state != \"stop\") {\n      cycle++;\n      await this.step();\n    }\n  }\n  stop() {\n    this.state = \"stop\";\n  }\n}\n";
+    check(JavaScript, source, &[E2, E8]);
+    // A reply's finish reason is the model's: the work is done.
+    let reply = "async function run(client) {\n  while (true) {\n    const reply = await client.chat(messages);\n    if (reply.finishReason == \"stop\") break;\n    messages.push(reply);\n  }\n}\n";
+    check(JavaScript, reply, &[E1]);
+}
+
+#[test]
+fn e6_a_question_left_for_the_person() {
+    let source = "fn run(engine: &mut Engine) -> Outcome {\n    for turn in 0..engine.max_turns {\n        let reply = engine.model.complete(&engine.messages);\n        if reply.stop_reason == StopReason::EndTurn {\n            return Outcome::Done(reply.text);\n        }\n        for call in reply.tool_calls() {\n            match engine.tools.run(call) {\n                Ok(ToolOutput::ClarificationNeeded(question)) => return Outcome::Question(question),\n                Ok(ToolOutput::Text(text)) => engine.messages.push(text),\n                Err(e) => engine.messages.push(e.to_string()),\n            }\n        }\n    }\n    Outcome::OutOfTurns\n}\n";
+    check(Rust, source, &[E1, E2, E6]);
+}
+
+#[test]
+fn e6_an_abort_the_code_calls_the_users() {
+    let source = "export async function runAgentLoop(input: LoopInput) {\n  for (let step = 1; step <= input.maxSteps; step++) {\n    if (input.signal.aborted) throw new AppError(\"USER_CANCELLED\", \"Operation cancelled.\");\n    const response = await complete({ messages, signal: input.signal });\n    if (!response.toolCalls.length) return response;\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2, E6]);
+    // Without the code, the caller's abort is an outside event.
+    let plain = source.replace("\"USER_CANCELLED\", ", "");
+    check(TypeScript, &plain, &[E1, E2, E8]);
+}
+
+#[test]
+fn e5_the_last_few_signatures_all_the_same() {
+    let source = "export async function run(model: Model) {\n  const signatures: string[] = [];\n  for (let step = 0; step < 40; step++) {\n    const response = await model.chat(messages);\n    if (!response.toolCalls.length) return response;\n    for (const call of response.toolCalls) {\n      const signature = `${call.name}:${call.arguments}`;\n      signatures.push(signature);\n      if (signatures.length >= 4 && signatures.slice(-4).every((x) => x === signature))\n        throw new Error(\"loop detected\");\n    }\n  }\n}\n";
+    check(TypeScript, source, &[E1, E2, E5]);
+}
+
+#[test]
+fn e6_a_repl_reads_the_line_its_reader_gets() {
+    // `exit` typed at the prompt is the person's, not an action's.
+    let source = "pub fn run_repl<R: BufRead, W: Write>(reader: &mut R, writer: &mut W) -> Result<()> {\n    loop {\n        write!(writer, \"> \")?;\n        writer.flush()?;\n        let mut input = String::new();\n        if reader.read_line(&mut input)? == 0 {\n            break;\n        }\n        let input = input.trim();\n        if input == \"exit\" || input == \"quit\" {\n            break;\n        }\n        run_agent(input)?;\n    }\n    Ok(())\n}\n";
+    check(Rust, source, &[E6]);
+}

@@ -88,8 +88,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // The context window ran full (`if ctx_full:`, `context_overflow`,
     // `errors.Is(err, ErrContextTooLong)`).
+    // (Or its length exceeded, `err.contextLengthExceeded`.)
     if view.any(&["context", "ctx"])
-        && (view.any(&["full", "overflow", "window"]) || (view.has("too") && view.has("long")))
+        && (view.any(&["full", "overflow", "window"])
+            || (view.has("too") && view.has("long"))
+            || (view.has("len") && view.any(&["exceeded", "exceeds", "exceed"])))
     {
         return true;
     }

@@ -158,8 +158,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                 || crate::words::contains_ignoring_case(ident, "inprogress")
         })
     };
+    // (A count of something else that mentions progress, `progress_nudges
+    // < 2` for nudges sent, is a count, not a pass compared with the last;
+    // one of passes without change says so, `rounds_without_progress`.)
+    let counts_other = view.counted
+        && clause.ordering
+        && !clause.zero
+        && !view.any(&["no", "without", "stall", "same", "none"]);
     if view.has("change")
         && !state_transition
+        && !counts_other
         && !in_progress()
         && !view.any(&["needs", "need", "requires", "required"])
         && !view.has("queue")
@@ -207,6 +215,24 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 fn finds_nothing_new(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     if clause.idents.len() > 2 || clause.membership || clause.none_literal {
+        return false;
+    }
+    // (Ready tasks less those with a result, `pending = [t for t in
+    // planner.get_ready_tasks() if t.id not in results]`: work left, and a
+    // loop that ends when none is left has done it.)
+    if view.any(&[
+        "task",
+        "tasks",
+        "todo",
+        "todos",
+        "pending",
+        "remaining",
+        "ready",
+        "job",
+        "jobs",
+        "queue",
+        "work",
+    ]) {
         return false;
     }
     let guard = view.role == Role::Guard;

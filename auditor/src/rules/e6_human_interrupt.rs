@@ -197,6 +197,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.role == Role::LoopCondition && (view.from_input || view.any_callee(&["input", "scan"])) {
         return view.from_input || view.any_callee(&["input"]);
     }
+    // The outcome names a question left for the person (`Ok(ToolOutput::
+    // ClarificationNeeded(question)) => return`, `except
+    // ClarificationRequested`): the run waits on their answer.
+    if !view.expanded
+        && !view.clause.negated
+        && view.any(&["clarification", "clarify"])
+        && view.any(&["needed", "need", "needs", "request", "requested", "required", "awaiting", "ask"])
+    {
+        return true;
+    }
     // The model's action asks the person a question and the loop hands
     // the run back to wait for the answer (`action_name ==
     // "ask_user_question"`).

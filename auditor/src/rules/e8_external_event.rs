@@ -72,6 +72,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                 | "sync"
         )
     }) || view.literals.contains("cancel");
+    // The object's state read against a word of stopping, set nowhere in
+    // the loop (`while (this.state != "stop")`): another method, a
+    // handler or a caller stops it.
+    if view.stop_state_from_outside && view.any(&["state", "status", "mode"]) {
+        return true;
+    }
     if !may_match {
         return false;
     }

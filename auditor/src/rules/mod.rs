@@ -210,8 +210,24 @@ impl<'a> Provenance<'a> {
                         .is_some_and(|c| (c.none_literal || c.empty_string) && !c.differs && !c.negated)
                 })
         };
+        // Or only when the pass went wrong (`if (isTruncated) { ...
+        // recoveryAttempts++ }`, under `if err:`): the tries that failed.
+        let went_wrong = |a: &AssignFact| {
+            a.guards.iter().any(|&guard| {
+                self.facts.clauses.get(guard).is_some_and(|c| {
+                    // (A reply cut off: `finish_reason == "length"`.)
+                    let cut_off = c.words.iter().any(|w| w == "reason")
+                        && c.literals.iter().any(|l| l == "len" || l == "token");
+                    let failed = c.words.iter().any(|w| {
+                        matches!(w.as_str(), "error" | "truncated" | "invalid" | "malformed" | "unparseable")
+                    });
+                    !c.negated && (cut_off || failed)
+                })
+            })
+        };
         let tries = || crate::words::canonical_words(last_name(name)).iter().any(|w| w == "attempt");
-        let failed_tries = !steps.is_empty() && steps.iter().all(|a| got_nothing(a)) && tries();
+        let failed_tries =
+            !steps.is_empty() && steps.iter().all(|a| got_nothing(a) || went_wrong(a)) && tries();
         let failures = in_errors || (!steps.is_empty() && reset) || failed_tries;
         (passes, failures, in_errors)
     }
@@ -332,12 +348,55 @@ fn reads_input(
     {
         return true;
     }
+    // (The clause's own name's value carries what was typed through any
+    // call it was handed to, `result = handle_command(line)`; a value
+    // further back only through a call that reworks the text,
+    // `strings.TrimSpace(line)`: what `run_dockerfile(globals)` returns was
+    // not typed, even when a setting of `globals = Globals(lang, ...)` was.)
+    let handed: &[String] = if depth >= 3 || definition.callees.iter().all(|c| reworks_text(c)) {
+        &definition.arg_idents
+    } else {
+        &[]
+    };
     depth > 1
-        && definition.idents.iter().take(8).chain(&definition.arg_idents).any(|ident| {
+        && definition.idents.iter().take(8).chain(handed).any(|ident| {
             provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
                 inner.at < definition.at && reads_input(provenance, inner, function, depth - 1)
             })
         })
+}
+
+/// Whether a called name reworks a text into another text or a value of
+/// it (`strip`, `strings.TrimSpace`, `toLowerCase`, `split`, `int`): what it
+/// returns holds what it was handed.
+fn reworks_text(callee: &str) -> bool {
+    let words = crate::words::split_identifier(callee);
+    words.iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "strip"
+                | "lstrip"
+                | "rstrip"
+                | "trim"
+                | "lower"
+                | "upper"
+                | "casefold"
+                | "split"
+                | "fields"
+                | "replace"
+                | "str"
+                | "string"
+                | "int"
+                | "atoi"
+                | "parse"
+                | "number"
+                | "decode"
+                | "normalize"
+                | "sanitize"
+                | "clean"
+                | "chomp"
+        )
+    })
 }
 
 /// A question a terminal prompt library puts to the person (rich's
@@ -546,6 +605,10 @@ pub(crate) struct ClauseView<'a> {
     /// A name of the clause holds only what this pass found that was not
     /// met before (`Provenance::holds_only_new`).
     pub only_new: bool,
+    /// The clause holds a field of the object against a word of stopping
+    /// (`this.state != "stop"`), and nothing in the loop sets that field:
+    /// what stops it is set elsewhere.
+    pub stop_state_from_outside: bool,
 }
 
 impl<'a> ClauseView<'a> {
@@ -611,6 +674,15 @@ impl<'a> ClauseView<'a> {
                 timeout_made_in_pass |= with_timeout && set_in_pass(definition.at);
                 if expanded {
                     words.extend(definition.words.iter().map(String::as_str));
+                    // A name copied from another (`all_calls = text_calls`)
+                    // holds what that one held where it was copied.
+                    if let [copied] = definition.idents.as_slice() {
+                        if definition.callees.is_empty() && copied != ident {
+                            if let Some(source) = facts.definition(copied, definition.at, function) {
+                                words.extend(source.words.iter().map(String::as_str));
+                            }
+                        }
+                    }
                 }
                 from_input |= reads_input(provenance, definition, function, 3);
                 if let Some(loop_fact) = loop_fact {
@@ -629,6 +701,26 @@ impl<'a> ClauseView<'a> {
             }
         }
         words.extend(clause.callees.iter().map(String::as_str));
+        let stop_state_from_outside = clause.equality
+            && clause
+                .literals
+                .iter()
+                .any(|l| matches!(l.as_str(), "stop" | "cancel" | "abort" | "halt" | "kill"))
+            && loop_fact.is_some_and(|l| {
+                // (Fields: no local of the name in the loop's function.)
+                let names: Vec<&String> =
+                    clause.idents.iter().filter(|i| !matches!(i.as_str(), "self" | "this")).collect();
+                let local = |name: &str| {
+                    facts.aliases.get(name).is_some_and(|ds| ds.iter().any(|d| d.function == l.function))
+                };
+                !names.is_empty()
+                    && names.len() <= 2
+                    && !names.iter().any(|name| local(name))
+                    && !facts.assigns.iter().any(|a| {
+                        l.range.contains(&a.range.start)
+                            && names.iter().any(|name| last_name(&a.target) == name.as_str())
+                    })
+            });
         ClauseView {
             clause,
             role,
@@ -654,6 +746,7 @@ impl<'a> ClauseView<'a> {
             counted,
             searched,
             only_new,
+            stop_state_from_outside,
         }
     }
 
@@ -705,7 +798,24 @@ pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Opt
     {
         return None;
     }
+    if id == ExitId::E3 && budget_of_passes(provenance, link) {
+        return Some(ExitId::E2);
+    }
     Some(id)
+}
+
+/// Whether a budget the clause names alone (`if (budget.exhausted)`) is
+/// one of passes, by where it comes from (`budget = new
+/// IterationBudget(maxIterations)`) with no word of money or tokens: a turn
+/// cap.
+fn budget_of_passes(provenance: &Provenance<'_>, link: &ExitLink) -> bool {
+    let Some(clause) = provenance.facts.clauses.get(link.clause) else { return false };
+    let money = |w: &str| matches!(w, "cost" | "token" | "usd" | "credit" | "money");
+    if !clause.words.iter().any(|w| w == "budget") || clause.words.iter().any(|w| money(w)) {
+        return false;
+    }
+    let view = ClauseView::new(provenance, clause, link.role, Some(link.loop_id), true);
+    view.any(COUNT_WORDS) && !view.words.iter().any(|w| money(w))
 }
 
 /// Whether the clause sits in a function named for keeping a context short
