@@ -726,15 +726,19 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         .map(|(link, _)| ((link.loop_id, link.site.start), link.clause))
         .collect();
     let made_by_what_it_names = |outer: usize, inner: usize| {
-        let inner = &facts.clauses[inner];
+        let (Some(outer), Some(inner)) = (facts.clauses.get(outer), facts.clauses.get(inner)) else {
+            return false;
+        };
         let function = facts.function_at(inner.range.start);
-        let made: Vec<&String> = inner
-            .idents
-            .iter()
-            .filter_map(|ident| facts.definition(ident, inner.range.start, function))
-            .flat_map(|definition| definition.words.iter().chain(&definition.callees))
-            .collect();
-        facts.clauses[outer].words.iter().any(|w| w != "error" && made.contains(&w))
+        // (The names the condition around asks, `onToolApproval`, among
+        // the calls that made the error: not a receiver both share.)
+        outer.idents.iter().filter(|ident| !matches!(ident.as_str(), "self" | "this")).any(|ident| {
+            inner.idents.iter().filter_map(|name| facts.definition(name, inner.range.start, function)).any(
+                |definition| {
+                    definition.callees.iter().any(|callee| callee == ident || last_name_of(callee) == ident)
+                },
+            )
+        })
     };
     // A cap of attempts that an inner retry loop counts (`for attempt in
     // range(max_retries)` around the model call, `if attempt ==
@@ -789,6 +793,11 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         }
     }
     judgements
+}
+
+/// The last name of a dotted callee (`a.client.Send`: `Send`).
+fn last_name_of(callee: &str) -> &str {
+    callee.rsplit(['.', ':']).next().unwrap_or(callee)
 }
 
 /// A check that a call failed and nothing more (`err != nil`, `if err:`,

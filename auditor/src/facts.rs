@@ -504,6 +504,8 @@ pub(crate) struct SeenFilter {
     pub at: usize,
     /// The collection looked in (`seen`, `state.urls_seen`).
     pub container: String,
+    /// The words of what is looked for (`result.url`: result, url).
+    pub item_words: Vec<String>,
 }
 
 pub(crate) struct Facts {
@@ -874,12 +876,20 @@ fn repeats_recent(text: &str) -> bool {
         || (compact.contains("newSet(") && (compact.ends_with(".size===1") || compact.ends_with(".size==1")));
     // The last few all equal one value: `sigs.slice(-4).every((x) => x ===
     // sig)`, `all(s == sig for s in sigs[-4:])`.
-    let last_few_all_equal =
-        (compact.contains(".slice(-") && compact.contains(".every(") && compact.contains("=="))
+    // (Not all of them equal to a literal, `.every((c) => c.status ===
+    // "passed")`: each passed, none repeats another.)
+    let against_a_value = compact.find("==").is_some_and(|at| {
+        let rest = compact[at..].trim_start_matches('=');
+        rest.starts_with(['"', '\'', '`'])
+            || rest.starts_with(|c: char| c.is_ascii_digit())
+            || ["True", "true", "False", "false", "None", "null"].iter().any(|v| rest.starts_with(v))
+    });
+    let last_few_all_equal = !against_a_value
+        && ((compact.contains(".slice(-") && compact.contains(".every(") && compact.contains("=="))
             || (compact.starts_with("all(")
                 && compact.contains("==")
                 && compact.contains("[-")
-                && compact.contains(":]"));
+                && compact.contains(":]")));
     latest_two || all_one || last_few_all_equal
 }
 
@@ -2654,7 +2664,7 @@ impl<'s, 't> Walker<'s, 't> {
         // in `run_repl<R: BufRead>`.)
         let in_a_repl = || {
             self.enclosing_function_name().is_some_and(|name| {
-                canonical_words(&name).iter().any(|w| matches!(w.as_str(), "repl" | "interactive" | "prompt"))
+                canonical_words(&name).iter().any(|w| matches!(w.as_str(), "repl" | "interactive"))
             })
         };
         let reads_typed = (callee_last == "read_line"
@@ -2894,7 +2904,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// tried`, `!seen.has(id)`, `!state.cites.some(..)`, `!seen[key]` (Go),
     /// `!seen.contains(&key)` (Rust). Only a plain name or field is a
     /// collection here.
-    fn membership_test(&self, node: Node<'t>) -> Option<(&'s str, bool)> {
+    fn membership_test(&self, node: Node<'t>) -> Option<(&'s str, bool, &'s str)> {
         let mut node = node;
         let mut negated = false;
         for _ in 0..4 {
@@ -2911,7 +2921,7 @@ impl<'s, 't> Walker<'s, 't> {
                 _ => break,
             }
         }
-        let container = match self.kind_name(node) {
+        let (container, item) = match self.kind_name(node) {
             "comparison_operator" if node.named_child_count() == 2 => {
                 let operator =
                     (0..node.child_count()).filter_map(|i| node.child(i)).find(|c| !c.is_named())?;
@@ -2920,7 +2930,7 @@ impl<'s, 't> Walker<'s, 't> {
                     "not in" => negated = !negated,
                     _ => return None,
                 }
-                node.named_child(1)?
+                (node.named_child(1)?, self.text(node.named_child(0)?))
             }
             "call_expression"
                 if {
@@ -2933,16 +2943,20 @@ impl<'s, 't> Walker<'s, 't> {
                 if !matches!(method, "has" | "includes" | "some" | "contains" | "contains_key") {
                     return None;
                 }
-                object
+                let argument = self.field(node, "arguments").and_then(|a| a.named_child(0));
+                (object, argument.map_or("", |a| self.text(a)))
             }
-            "index_expression" if self.family == Family::Go => node.child_by_field_name("operand")?,
+            "index_expression" if self.family == Family::Go => (
+                node.child_by_field_name("operand")?,
+                node.child_by_field_name("index").map_or("", |i| self.text(i)),
+            ),
             _ => return None,
         };
         let text = self.text(container);
         (text.len() <= 64
             && !text.is_empty()
             && text.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.'))
-        .then_some((text, negated))
+        .then_some((text, negated, item))
     }
 
     /// The receiver and the method's name of a method call (`seen.has(x)`:
@@ -2973,7 +2987,7 @@ impl<'s, 't> Walker<'s, 't> {
         else {
             return;
         };
-        let Some((container, negated)) = self.membership_test(condition) else { return };
+        let Some((container, negated, item)) = self.membership_test(condition) else { return };
         let body = self.text(consequence);
         let keeps = |negated: bool| {
             if negated {
@@ -2988,10 +3002,12 @@ impl<'s, 't> Walker<'s, 't> {
         };
         if keeps(negated) {
             let function = self.innermost_function();
+            let item_words = if item.len() <= 64 { canonical_words(item) } else { Vec::new() };
             self.facts.seen_filters.push(SeenFilter {
                 function,
                 at: node.start_byte(),
                 container: container.to_string(),
+                item_words,
             });
         }
     }
@@ -3017,7 +3033,14 @@ impl<'s, 't> Walker<'s, 't> {
                 .filter_map(|i| value.named_child(i as u32))
                 .find(|c| self.kind_name(*c) == "if_clause")
                 .and_then(|c| c.named_child(0)),
-            "call_expression" if self.text(value).contains(".filter(") => {
+            // (The text is asked first, and only of a value of a few
+            // lines: most calls filter nothing.)
+            "call_expression"
+                if {
+                    let text = self.text(value);
+                    text.len() <= 2000 && text.contains(".filter(")
+                } =>
+            {
                 // The `filter` of a chain (`.into_iter().filter(..).collect()`).
                 let mut call = value;
                 let mut found = None;
@@ -3040,12 +3063,14 @@ impl<'s, 't> Walker<'s, 't> {
             }
             _ => None,
         };
-        if let Some((container, true)) = test.and_then(|test| self.membership_test(test)) {
+        if let Some((container, true, item)) = test.and_then(|test| self.membership_test(test)) {
             let function = self.innermost_function();
+            let item_words = if item.len() <= 64 { canonical_words(item) } else { Vec::new() };
             self.facts.seen_filters.push(SeenFilter {
                 function,
                 at: node.start_byte(),
                 container: container.to_string(),
+                item_words,
             });
         }
     }
@@ -4338,6 +4363,8 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether the body of an `if` ends with a plain `break`.
     fn ends_with_break(&self, statement: Node<'t>) -> bool {
         self.last_in_if_body(statement).is_some_and(|last| {
+            // (A Rust `break;` is an expression statement of its block.)
+            let last = self.inside_expression_statement(last);
             matches!(self.kind_name(last), "break_statement" | "break_expression")
                 && last.named_child_count() == 0
         })

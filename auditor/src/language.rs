@@ -995,7 +995,11 @@ fn imports_relative_module_without_extension(line: &str) -> bool {
 /// "../types"`). Not `@types/...`, whose declarations JavaScript can use.
 fn imports_a_types_module(line: &str) -> bool {
     let line = line.trim();
-    if !(line.starts_with("import ") || line.starts_with("} from ") || line.starts_with("export ")) {
+    // (`import * as types from './types'` is a Redux module of action
+    // names, JavaScript's as much as anyone's.)
+    if !(line.starts_with("import ") || line.starts_with("} from ") || line.starts_with("export "))
+        || line.contains("* as ")
+    {
         return false;
     }
     let Some(at) = line.rfind(" from ") else { return false };
@@ -1170,6 +1174,12 @@ mod tests {
             None,
             "import { Task } from './task.types.js';\nimport fs from 'node:fs';\n",
             Some(Language::TypeScript),
+        );
+        // A Redux module of action names imported whole is JavaScript's.
+        check(
+            None,
+            "import * as types from './types.js';\nimport { createStore } from 'redux';\n",
+            Some(Language::JavaScript),
         );
         // The same head without the module of types is JavaScript's.
         let plain = "import {\n  BadGatewayError,\n  TooManyRequestsError,\n} from \"@jaypie/errors\";\n\nimport { Toolkit } from \"../tools/Toolkit.class.js\";\n";

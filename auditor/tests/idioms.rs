@@ -3495,7 +3495,7 @@ fn e5_nothing_new_asks_for_a_memory_of_what_was_met() {
     let fixed = "def run(agent, disabled):\n    while True:\n        offered = [t for t in agent.tools() if t not in disabled]\n        if not offered:\n            break\n        agent.step(offered)\n";
     check_absent(Python, fixed, E5);
     // Tasks left once the finished are taken out: the work is done.
-    let work_left = "def run(agent, tasks, completed):\n    while True:\n        remaining = [t for t in tasks if t not in completed]\n        if not remaining:\n            break\n        completed.add(agent.work(remaining[0]))\n";
+    let work_left = "def run(agent, tasks, completed):\n    while True:\n        fresh = [t for t in tasks if t not in completed]\n        if not fresh:\n            break\n        completed.add(agent.work(fresh[0]))\n";
     check_absent(Python, work_left, E5);
     // Leaving when something new turned up is not a stall.
     let found_new = "def run(agent, seen):\n    while True:\n        fresh = [q for q in agent.propose() if q not in seen]\n        seen.update(fresh)\n        if fresh:\n            return fresh\n";
@@ -3526,7 +3526,7 @@ fn a_failed_call_under_a_detector_is_no_exit_of_the_detector() {
 fn e7_nudges_about_progress_are_counted_not_compared() {
     // `progress_nudges < 2` counts corrective nudges: an allowance of
     // tries, not a pass compared with the one before. The answer is the
-    // reply with no tool calls, whichever list it was copied from.
+    // reply with no tool calls, read through the list it was copied from.
     let source = "async def run(self):\n    progress_nudges = 0\n    for iterations in range(MAX_ITERATIONS):\n        raw_text, native_tool_calls = await self._call_model()\n        text_calls = parse_tool_calls(raw_text)\n        if native_tool_calls:\n            all_calls = native_tool_calls\n        else:\n            all_calls = text_calls\n        if not all_calls:\n            final = raw_text.strip()\n            if looks_like_progress_only(final) and progress_nudges < 2:\n                progress_nudges += 1\n                self.messages.append(nudge())\n                continue\n            return final\n        self.execute(all_calls)\n";
     check(Python, source, &[E1, E2, E7]);
 }
@@ -3569,9 +3569,12 @@ fn e7_replans_spent_in_a_walk_before_giving_up() {
 fn e8_a_state_set_to_stop_elsewhere() {
     let source = "class Agent {\n  async run(maxCycles) {\n    let cycle = 0;\n    while (cycle < maxCycles && this.state != \"stop\") {\n      cycle++;\n      await this.step();\n    }\n  }\n  stop() {\n    this.state = \"stop\";\n  }\n}\n";
     check(JavaScript, source, &[E2, E8]);
-    // A reply's finish reason is the model's: the work is done.
-    let reply = "async function run(client) {\n  while (true) {\n    const reply = await client.chat(messages);\n    if (reply.finishReason == \"stop\") break;\n    messages.push(reply);\n  }\n}\n";
-    check(JavaScript, reply, &[E1]);
+    // A reply's status is the model's, set on each pass: the work is done.
+    let reply = "async function run(client) {\n  while (true) {\n    const reply = await client.chat(messages);\n    if (reply.status == \"stop\") break;\n    messages.push(reply);\n  }\n}\n";
+    check_absent(JavaScript, reply, E8);
+    // Nor a state the pass sets itself, in a method it calls.
+    let own = "class Agent:\n    def run(self):\n        while self.status != \"stop\":\n            self.step()\n\n    def step(self):\n        reply = self.llm.chat(self.messages)\n        if not reply.tool_calls:\n            self.status = \"stop\"\n";
+    check_absent(Python, own, E8);
 }
 
 #[test]
@@ -3600,4 +3603,28 @@ fn e6_a_repl_reads_the_line_its_reader_gets() {
     // `exit` typed at the prompt is the person's, not an action's.
     let source = "pub fn run_repl<R: BufRead, W: Write>(reader: &mut R, writer: &mut W) -> Result<()> {\n    loop {\n        write!(writer, \"> \")?;\n        writer.flush()?;\n        let mut input = String::new();\n        if reader.read_line(&mut input)? == 0 {\n            break;\n        }\n        let input = input.trim();\n        if input == \"exit\" || input == \"quit\" {\n            break;\n        }\n        run_agent(input)?;\n    }\n    Ok(())\n}\n";
     check(Rust, source, &[E6]);
+}
+
+#[test]
+fn review_counterexamples_of_the_wave_31_rules() {
+    // A walk over this reply's tool calls that skips those handled before
+    // keeps the calls to run: none left is the answer, not a stall.
+    let calls = "class Agent:\n    def act(self, calls):\n        out = []\n        for call in calls:\n            if call.id in self.handled:\n                continue\n            self.handled.add(call.id)\n            out.append(self.tools.run(call))\n        return out\n\n    def run(self):\n        for turn in range(20):\n            reply = self.llm.chat(self.messages)\n            outputs = self.act(reply.tool_calls)\n            if not outputs:\n                return reply.text\n";
+    check_absent(Python, calls, E5);
+    // Passes since the last improvement are a stall counter.
+    let stall = "def run(agent):\n    best = 0\n    steps_since_improvement = 0\n    for step in range(100):\n        score = agent.step()\n        if score > best:\n            best = score\n            steps_since_improvement = 0\n        else:\n            steps_since_improvement += 1\n        if steps_since_improvement >= 5:\n            break\n";
+    check(Python, stall, &[E2, E5]);
+    // A detector read from a field: the failed send under it is still no
+    // exit of the detector.
+    let field = "package agent\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turns := 0; turns < a.maxTurns; turns++ {\n\t\tresp, err := a.client.Send(ctx, a.history)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif len(resp.ToolCalls) == 0 {\n\t\t\treturn nil\n\t\t}\n\t\ta.record(resp.ToolCalls)\n\t\tif a.loopDetected {\n\t\t\t_, err = a.client.Send(ctx, a.warning())\n\t\t\tif err != nil {\n\t\t\t\treturn err\n\t\t\t}\n\t\t\tcontinue\n\t\t}\n\t\ta.run(resp.ToolCalls)\n\t}\n\treturn nil\n}\n";
+    check(Go, field, &[E1, E2]);
+    // No clarification asked for: the answer is the goal.
+    let none_asked = "def run(agent):\n    for turn in range(10):\n        reply = agent.step()\n        if reply.clarification_request is None:\n            return reply.answer\n";
+    check_absent(Python, none_asked, E6);
+    // Each of the last checks passed: no repetition.
+    let passed = "async function run(agent) {\n  const checks = [];\n  for (let i = 0; i < 10; i++) {\n    checks.push(await agent.verify());\n    if (checks.slice(-3).every((c) => c.status === \"passed\")) break;\n  }\n}\n";
+    check_absent(JavaScript, passed, E5);
+    // A template read line by line is no person typing.
+    let template = "fn load_prompt<R: BufRead>(reader: &mut R) -> String {\n    let mut out = String::new();\n    loop {\n        let mut line = String::new();\n        if reader.read_line(&mut line).unwrap() == 0 {\n            break;\n        }\n        if line.trim() == \"exit\" {\n            break;\n        }\n        out.push_str(&line);\n    }\n    out\n}\n";
+    check_absent(Rust, template, E6);
 }

@@ -160,11 +160,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     };
     // (A count of something else that mentions progress, `progress_nudges
     // < 2` for nudges sent, is a count, not a pass compared with the last;
-    // one of passes without change says so, `rounds_without_progress`.)
+    // one of passes without change says so, `rounds_without_progress`,
+    // `steps_since_improvement`.)
     let counts_other = view.counted
         && clause.ordering
         && !clause.zero
-        && !view.any(&["no", "without", "stall", "same", "none"]);
+        && !view.any(&["no", "without", "stall", "same", "none", "prev"])
+        // ("since" reads as time to the words.)
+        && !clause.idents.iter().any(|ident| crate::words::contains_ignoring_case(ident, "since"));
     if view.has("change")
         && !state_transition
         && !counts_other

@@ -200,8 +200,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // The outcome names a question left for the person (`Ok(ToolOutput::
     // ClarificationNeeded(question)) => return`, `except
     // ClarificationRequested`): the run waits on their answer.
+    // (When the loop leaves on it being asked, `while !needsClarification`
+    // too; `clarification is None` asks that none was.)
+    let none_asked = view.clause.none_literal && !view.clause.differs;
+    let leaves_when_asked = ((view.role == Role::Guard) != view.clause.negated) && !none_asked;
     if !view.expanded
-        && !view.clause.negated
+        && leaves_when_asked
         && view.any(&["clarification", "clarify"])
         && view.any(&["needed", "need", "needs", "request", "requested", "required", "awaiting", "ask"])
     {
@@ -220,7 +224,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             // (A task left waiting on the person's clarification, `status
             // == "awaiting_clarification"`.)
             || (view.any_literal(&["clarification", "clarify"])
-                && view.any_literal(&["awaiting", "waiting", "wait", "needs", "need", "request", "ask"]))
+                && view.any_literal(&["awaiting", "waiting", "wait", "needs", "need", "needed", "request", "ask"]))
             || (view.any_literal(&["approve"]) && view.any_literal(&["request", "ask", "human"]))
             || (view.any_literal(&["confirm"]) && view.any_literal(&["human"]) && !view.clause.negated)
             || (view.any_literal(&["reject"])

@@ -71,13 +71,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                 | "access"
                 | "sync"
         )
-    }) || view.literals.contains("cancel");
-    // The object's state read against a word of stopping, set nowhere in
-    // the loop (`while (this.state != "stop")`): another method, a
-    // handler or a caller stops it.
-    if view.stop_state_from_outside && view.any(&["state", "status", "mode"]) {
-        return true;
-    }
+    }) || view.literals.contains("cancel")
+        || view.stop_state_from_outside;
     if !may_match {
         return false;
     }
@@ -93,6 +88,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A stop tied to a person is a human interrupt (E6).
     if super::e6_human_interrupt::persons_stop(view) {
         return false;
+    }
+    // The object's state read against a word of stopping, set nowhere in
+    // the loop's passes (`while (this.state != "stop")`): another method,
+    // a handler or a caller stops it.
+    if view.stop_state_from_outside && view.any(&["state", "status", "mode"]) {
+        return true;
     }
     // A signal only a timer aborts is a deadline (E4), or one request's.
     if view.made_with_timeout && view.has("signal") {

@@ -117,11 +117,19 @@ impl<'a> Provenance<'a> {
                 .filter(|name| reads(name))
                 .collect()
         };
+        // (A walk over this reply's tool calls that skips those handled
+        // before, `if call.id in self.handled: continue`, keeps the calls
+        // still to run: no findings.)
         let kept_filters: Vec<&crate::facts::SeenFilter> = if facts.seen_filters.is_empty() {
             Vec::new()
         } else {
             let grown = grown_collections(facts);
-            facts.seen_filters.iter().filter(|filter| remembers(&grown, &filter.container)).collect()
+            facts
+                .seen_filters
+                .iter()
+                .filter(|filter| !filter.item_words.iter().any(|w| work_or_calls(w)))
+                .filter(|filter| remembers(&grown, &filter.container))
+                .collect()
         };
         let fresh_functions = kept_filters
             .iter()
@@ -145,10 +153,18 @@ impl<'a> Provenance<'a> {
     /// or returned by a function of the source that holds one (`results =
     /// self._search_round(...)`).
     fn holds_only_new(&self, definition: &crate::facts::Definition) -> bool {
-        self.kept_filters
+        let made = self
+            .kept_filters
             .iter()
             .any(|filter| filter.at == definition.at && filter.function == definition.function)
-            || definition.callees.iter().any(|callee| self.fresh_functions.contains(callee.as_str()))
+            || definition.callees.iter().any(|callee| self.fresh_functions.contains(callee.as_str()));
+        // (Not work left, `pending = [t for t in planner.get_ready_tasks()
+        // if t.id not in results]`: empty, the work is done.)
+        made && !definition.words.iter().any(|w| work_or_calls(w))
+            && !definition
+                .arg_idents
+                .iter()
+                .any(|ident| crate::words::canonical_words(ident).iter().any(|w| work_or_calls(w)))
     }
 
     /// The assignments of `name` (by its last part) that lie in `range`.
@@ -221,7 +237,9 @@ impl<'a> Provenance<'a> {
                     let failed = c.words.iter().any(|w| {
                         matches!(w.as_str(), "error" | "truncated" | "invalid" | "malformed" | "unparseable")
                     });
-                    !c.negated && (cut_off || failed)
+                    // (`if error is None:` says nothing went wrong.)
+                    let none_wrong = c.none_literal && !c.differs;
+                    !c.negated && !none_wrong && (cut_off || failed)
                 })
             })
         };
@@ -248,6 +266,30 @@ impl<'a> Provenance<'a> {
         }
         steps.iter().flat_map(|a| a.guards.iter().copied()).collect()
     }
+}
+
+/// Words of work to do or of a reply's calls: a value of those less what
+/// was met before is what is left to do, not what a search found anew.
+fn work_or_calls(word: &str) -> bool {
+    matches!(
+        word,
+        "task"
+            | "tasks"
+            | "todo"
+            | "todos"
+            | "pending"
+            | "remaining"
+            | "ready"
+            | "job"
+            | "jobs"
+            | "queue"
+            | "work"
+            | "tool"
+            | "call"
+            | "calls"
+            | "action"
+            | "actions"
+    )
 }
 
 /// The collections the source adds to (`seen_urls.add(url)`,
@@ -338,6 +380,7 @@ fn reads_input(
     definition: &crate::facts::Definition,
     function: Option<usize>,
     depth: usize,
+    top: bool,
 ) -> bool {
     if definition
         .callees
@@ -351,17 +394,15 @@ fn reads_input(
     // (The clause's own name's value carries what was typed through any
     // call it was handed to, `result = handle_command(line)`; a value
     // further back only through a call that reworks the text,
-    // `strings.TrimSpace(line)`: what `run_dockerfile(globals)` returns was
-    // not typed, even when a setting of `globals = Globals(lang, ...)` was.)
-    let handed: &[String] = if depth >= 3 || definition.callees.iter().all(|c| reworks_text(c)) {
-        &definition.arg_idents
-    } else {
-        &[]
-    };
+    // `strings.TrimSpace(line)`. So `result = run_dockerfile(globals)` is
+    // followed to `globals`, but `globals = Globals(lang, ...)` no further:
+    // a setting typed at a prompt does not make the build's answer typed.)
+    let handed: &[String] =
+        if top || definition.callees.iter().all(|c| reworks_text(c)) { &definition.arg_idents } else { &[] };
     depth > 1
         && definition.idents.iter().take(8).chain(handed).any(|ident| {
             provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
-                inner.at < definition.at && reads_input(provenance, inner, function, depth - 1)
+                inner.at < definition.at && reads_input(provenance, inner, function, depth - 1, false)
             })
         })
 }
@@ -684,7 +725,7 @@ impl<'a> ClauseView<'a> {
                         }
                     }
                 }
-                from_input |= reads_input(provenance, definition, function, 3);
+                from_input |= reads_input(provenance, definition, function, 3, true);
                 if let Some(loop_fact) = loop_fact {
                     let inside = loop_fact.range.contains(&definition.at);
                     this_pass |= !definition.callees.is_empty() && inside;
@@ -713,12 +754,20 @@ impl<'a> ClauseView<'a> {
                 let local = |name: &str| {
                     facts.aliases.get(name).is_some_and(|ds| ds.iter().any(|d| d.function == l.function))
                 };
+                // (Nor set by the loop's own pass: in its body, or in a
+                // function it calls, `self.status = "stop"` in `step()`.)
+                let set_by_the_pass = |a: &AssignFact| {
+                    l.range.contains(&a.range.start)
+                        || facts
+                            .function_at(a.range.start)
+                            .and_then(|f| facts.functions[f].name.as_deref())
+                            .is_some_and(|name| facts.called_in_loops.contains(name))
+                };
                 !names.is_empty()
                     && names.len() <= 2
                     && !names.iter().any(|name| local(name))
                     && !facts.assigns.iter().any(|a| {
-                        l.range.contains(&a.range.start)
-                            && names.iter().any(|name| last_name(&a.target) == name.as_str())
+                        names.iter().any(|name| last_name(&a.target) == name.as_str()) && set_by_the_pass(a)
                     })
             });
         ClauseView {
