@@ -2975,6 +2975,19 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
+    /// Records a test that keeps only what was not met before, at `at`, of
+    /// `item` in `container`.
+    fn note_seen_filter(&mut self, at: usize, container: &str, item: &str) {
+        let function = self.innermost_function();
+        let item_words = if item.len() <= 64 { canonical_words(item) } else { Vec::new() };
+        self.facts.seen_filters.push(SeenFilter {
+            function,
+            at,
+            container: container.to_string(),
+            item_words,
+        });
+    }
+
     /// `if url in seen: continue`, `if (!seen.has(id)) { fresh.push(item) }`:
     /// a walk that keeps only what it has not met before.
     #[inline(never)]
@@ -3001,14 +3014,7 @@ impl<'s, 't> Walker<'s, 't> {
             }
         };
         if keeps(negated) {
-            let function = self.innermost_function();
-            let item_words = if item.len() <= 64 { canonical_words(item) } else { Vec::new() };
-            self.facts.seen_filters.push(SeenFilter {
-                function,
-                at: node.start_byte(),
-                container: container.to_string(),
-                item_words,
-            });
+            self.note_seen_filter(node.start_byte(), container, item);
         }
     }
 
@@ -3064,14 +3070,7 @@ impl<'s, 't> Walker<'s, 't> {
             _ => None,
         };
         if let Some((container, true, item)) = test.and_then(|test| self.membership_test(test)) {
-            let function = self.innermost_function();
-            let item_words = if item.len() <= 64 { canonical_words(item) } else { Vec::new() };
-            self.facts.seen_filters.push(SeenFilter {
-                function,
-                at: node.start_byte(),
-                container: container.to_string(),
-                item_words,
-            });
+            self.note_seen_filter(node.start_byte(), container, item);
         }
     }
 
