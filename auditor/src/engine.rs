@@ -735,7 +735,10 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         outer.idents.iter().filter(|ident| !matches!(ident.as_str(), "self" | "this")).any(|ident| {
             inner.idents.iter().filter_map(|name| facts.definition(name, inner.range.start, function)).any(
                 |definition| {
-                    definition.callees.iter().any(|callee| callee == ident || last_name_of(callee) == ident)
+                    definition
+                        .callees
+                        .iter()
+                        .any(|callee| callee == ident || facts::last_name(callee) == ident)
                 },
             )
         })
@@ -793,11 +796,6 @@ fn judge_each_link(facts: &Facts, provenance: &Provenance<'_>, explain: bool) ->
         }
     }
     judgements
-}
-
-/// The last name of a dotted callee (`a.client.Send`: `Send`).
-fn last_name_of(callee: &str) -> &str {
-    callee.rsplit(['.', ':']).next().unwrap_or(callee)
 }
 
 /// A check that a call failed and nothing more (`err != nil`, `if err:`,

@@ -4352,21 +4352,23 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether an `if` statement's body ends with `continue`.
     fn ends_with_continue(&self, statement: Node<'t>) -> bool {
-        self.last_in_if_body(statement).is_some_and(|last| {
-            matches!(self.kind_name(last), "continue_statement" | "continue_expression")
-                || (self.kind_name(last) == "expression_statement"
-                    && last.named_child(0).is_some_and(|c| self.kind_name(c) == "continue_expression"))
-        })
+        self.last_jump_in_if_body(statement)
+            .is_some_and(|last| matches!(self.kind_name(last), "continue_statement" | "continue_expression"))
     }
 
-    /// Whether the body of an `if` ends with a plain `break`.
+    /// Whether the body of an `if` ends with a plain `break` (no label, no
+    /// value).
     fn ends_with_break(&self, statement: Node<'t>) -> bool {
-        self.last_in_if_body(statement).is_some_and(|last| {
-            // (A Rust `break;` is an expression statement of its block.)
-            let last = self.inside_expression_statement(last);
+        self.last_jump_in_if_body(statement).is_some_and(|last| {
             matches!(self.kind_name(last), "break_statement" | "break_expression")
                 && last.named_child_count() == 0
         })
+    }
+
+    /// The last statement of an `if`'s body, out of the expression
+    /// statement that holds it (a Rust `continue;` or `break;`).
+    fn last_jump_in_if_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
+        self.last_in_if_body(statement).map(|last| self.inside_expression_statement(last))
     }
 
     fn handler_clauses_above(&mut self, floor: usize) -> Vec<usize> {

@@ -223,19 +223,7 @@ fn finds_nothing_new(view: &ClauseView<'_>) -> bool {
     // (Ready tasks less those with a result, `pending = [t for t in
     // planner.get_ready_tasks() if t.id not in results]`: work left, and a
     // loop that ends when none is left has done it.)
-    if view.any(&[
-        "task",
-        "tasks",
-        "todo",
-        "todos",
-        "pending",
-        "remaining",
-        "ready",
-        "job",
-        "jobs",
-        "queue",
-        "work",
-    ]) {
+    if view.words.iter().any(|w| super::names_work(w)) {
         return false;
     }
     let guard = view.role == Role::Guard;

@@ -268,9 +268,10 @@ impl<'a> Provenance<'a> {
     }
 }
 
-/// Words of work to do or of a reply's calls: a value of those less what
-/// was met before is what is left to do, not what a search found anew.
-fn work_or_calls(word: &str) -> bool {
+/// Words of work to do (`pending`, `ready_tasks`, `queue`): a list of
+/// those less what has a result is what is left to do, and a loop that
+/// ends when it is empty has done it.
+pub(crate) fn names_work(word: &str) -> bool {
     matches!(
         word,
         "task"
@@ -284,12 +285,13 @@ fn work_or_calls(word: &str) -> bool {
             | "jobs"
             | "queue"
             | "work"
-            | "tool"
-            | "call"
-            | "calls"
-            | "action"
-            | "actions"
     )
+}
+
+/// Words of work to do or of a reply's calls: a value of those less what
+/// was met before is what is left to do, not what a search found anew.
+fn work_or_calls(word: &str) -> bool {
+    names_work(word) || matches!(word, "tool" | "call" | "calls" | "action" | "actions")
 }
 
 /// The collections the source adds to (`seen_urls.add(url)`,
@@ -397,14 +399,16 @@ fn reads_input(
     // `strings.TrimSpace(line)`. So `result = run_dockerfile(globals)` is
     // followed to `globals`, but `globals = Globals(lang, ...)` no further:
     // a setting typed at a prompt does not make the build's answer typed.)
+    if depth <= 1 {
+        return false;
+    }
     let handed: &[String] =
         if top || definition.callees.iter().all(|c| reworks_text(c)) { &definition.arg_idents } else { &[] };
-    depth > 1
-        && definition.idents.iter().take(8).chain(handed).any(|ident| {
-            provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
-                inner.at < definition.at && reads_input(provenance, inner, function, depth - 1, false)
-            })
+    definition.idents.iter().take(8).chain(handed).any(|ident| {
+        provenance.facts.definition(ident, definition.at, function).is_some_and(|inner| {
+            inner.at < definition.at && reads_input(provenance, inner, function, depth - 1, false)
         })
+    })
 }
 
 /// Whether a called name reworks a text into another text or a value of
