@@ -4241,15 +4241,16 @@ impl<'s, 't> Walker<'s, 't> {
                     break;
                 }
                 let statement = self.inside_expression_statement(statement);
-                if self.syn_of(statement) == Syn::If
-                    && self.field(statement, "alternative").is_none()
-                    && !self
-                        .children_named(statement)
-                        .iter()
-                        .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
-                    && self.ends_with_continue(statement)
-                {
+                if !self.if_without_else(statement) {
+                    continue;
+                }
+                if self.ends_with_continue(statement) {
                     conditions.extend(self.field(statement, "condition"));
+                } else if let Some(inner) = self.skip_ending_body(statement) {
+                    // `if let Some(calls) = tool_calls { if !calls.is_empty()
+                    // { ...; continue } }`: both conditions hold to skip.
+                    conditions.extend(self.field(statement, "condition"));
+                    conditions.extend(self.field(inner, "condition"));
                 }
             }
             current = parent;
@@ -4282,12 +4283,7 @@ impl<'s, 't> Walker<'s, 't> {
             let before = siblings.before();
             for &statement in before.iter().rev().filter(|s| self.syn_of(**s) != Syn::Comment).take(6) {
                 let statement = self.inside_expression_statement(statement);
-                if self.syn_of(statement) != Syn::If
-                    || self.field(statement, "alternative").is_some()
-                    || self
-                        .children_named(statement)
-                        .iter()
-                        .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
+                if !self.if_without_else(statement)
                     || !(self.ends_with_continue(statement)
                         || walk_breaks_on && self.ends_with_break(statement))
                 {
@@ -4348,6 +4344,24 @@ impl<'s, 't> Walker<'s, 't> {
             Some(inner) if self.kind_name(statement) == "expression_statement" => inner,
             _ => statement,
         }
+    }
+
+    /// Whether `statement` is an `if` with no `else` or `elif`.
+    fn if_without_else(&self, statement: Node<'t>) -> bool {
+        self.syn_of(statement) == Syn::If
+            && self.field(statement, "alternative").is_none()
+            && !self
+                .children_named(statement)
+                .iter()
+                .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
+    }
+
+    /// The `if` (with no `else`) that ends an `if`'s body and ends with
+    /// `continue`: `if builders { calls = ...; if calls { ...; continue } }`
+    /// skips what follows when both hold.
+    fn skip_ending_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
+        let inner = self.last_jump_in_if_body(statement)?;
+        (self.if_without_else(inner) && self.ends_with_continue(inner)).then_some(inner)
     }
 
     /// Whether an `if` statement's body ends with `continue`.

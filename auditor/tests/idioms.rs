@@ -3628,3 +3628,63 @@ fn review_counterexamples_of_the_wave_31_rules() {
     let template = "fn load_prompt<R: BufRead>(reader: &mut R) -> String {\n    let mut out = String::new();\n    loop {\n        let mut line = String::new();\n        if reader.read_line(&mut line).unwrap() == 0 {\n            break;\n        }\n        if line.trim() == \"exit\" {\n            break;\n        }\n        out.push_str(&line);\n    }\n    out\n}\n";
     check_absent(Rust, template, E6);
 }
+
+#[test]
+fn tool_calls_run_under_two_ifs_then_the_reply_is_returned() {
+    // `if let Some(calls) = tool_calls { if !calls.is_empty() { ...;
+    // continue } }` then `return Ok(content)`: no tool calls is the answer.
+    let nested = "async fn run(&self) -> Result<String> {\n    let mut iterations = 0;\n    loop {\n        iterations += 1;\n        if iterations > self.config.max_iterations {\n            return Err(Error::Max);\n        }\n        let raw = self.provider.send_message_with_tools(msgs, tools).await?;\n        let tool_calls = parse(&raw).ok();\n        if let Some(calls) = tool_calls {\n            if !calls.is_empty() {\n                for call in &calls {\n                    let result = self.execute_tool_call(call).await?;\n                    conversation.add_user(&result);\n                }\n                continue;\n            }\n        }\n        let content = raw.text();\n        return Ok(content);\n    }\n}\n";
+    check(Rust, nested, &[E1, E2]);
+    // The inner skip may end a longer body: the calls are rebuilt first.
+    let rebuilt = "def run(agent):\n    for turn in range(10):\n        reply = agent.llm.chat(agent.messages)\n        if reply.tool_call_parts:\n            tool_calls = [build(p) for p in reply.tool_call_parts]\n            if tool_calls:\n                agent.execute(tool_calls)\n                continue\n        return reply.text\n";
+    check(Python, rebuilt, &[E1, E2]);
+    // An outer if whose body does more after the inner skip is no skip.
+    let more = "def run(agent):\n    for turn in range(10):\n        reply = agent.llm.chat(agent.messages)\n        if reply.ready:\n            if reply.partial:\n                continue\n            agent.log(reply)\n        return reply.text\n";
+    check(Python, more, &[E2]);
+}
+
+#[test]
+fn a_generator_of_an_agents_run_ends_when_the_run_does() {
+    // `iterator = app.evo.run({goal})`: its `done` is the run's end.
+    let run = "async function handleGoal(app, goal) {\n  const iterator = app.evo.run({ goal });\n  while (true) {\n    const response = await iterator.next();\n    if (response.done) {\n      console.log(response.value);\n      break;\n    }\n    console.log(response.value);\n  }\n}\n";
+    check(TypeScript, run, &[E1]);
+    // A stream's reader running dry says nothing of the work.
+    let stream = "async function pump(res) {\n  const reader = res.body.getReader();\n  while (true) {\n    const { done, value } = await reader.read();\n    if (done) break;\n    handle(value);\n  }\n}\n";
+    check_absent(TypeScript, stream, E1);
+}
+
+#[test]
+fn wave_32_precision_fixes() {
+    // A called tool looked up in the registry of tools by its name is no
+    // "no tool calls left".
+    let lookup = "def main():\n    while True:\n        reply, tool_calls = llm.chat(messages)\n        for call in tool_calls:\n            name = call.get(\"function\", {}).get(\"name\", \"\")\n            if name in tools_dict:\n                sys.exit(0)\n";
+    check_absent(Python, lookup, E1);
+    // The last item of a walk is no turn cap.
+    let last = "async function* loop(llm, chat) {\n  while (true) {\n    const result = await llm.getResponse(chat);\n    for (let i = 0; i < result.outputs.length; i++) {\n      if (i === result.outputs.length - 1 && result.terminate) {\n        return result.outputs[i];\n      }\n      yield result.outputs[i];\n    }\n  }\n}\n";
+    check_absent(TypeScript, last, E2);
+    // Any error collected, `len(errs) > 0`, is one failure as much as ten.
+    let any = "package a\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor i := 0; i < a.max; i++ {\n\t\treply := a.model.Complete(ctx, a.history)\n\t\tvar errs []error\n\t\tfor _, call := range reply.Calls {\n\t\t\tif err := a.exec(call); err != nil {\n\t\t\t\terrs = append(errs, err)\n\t\t\t}\n\t\t}\n\t\tif len(errs) > 0 {\n\t\t\treturn errors.Join(errs...)\n\t\t}\n\t}\n\treturn nil\n}\n";
+    check_absent(Go, any, E7);
+    // Errors counted to a limit still are a threshold.
+    // What leaves under a reply that asked for tools is no answer.
+    let asked = "def main():\n    while True:\n        text, tool_calls = llm.chat(messages)\n        if tool_calls:\n            for call in tool_calls:\n                try:\n                    ok = input('run it? ')\n                except KeyboardInterrupt:\n                    sys.exit(0)\n                messages.append(run(call))\n        else:\n            messages.append(text)\n";
+    check_absent(Python, asked, E1);
+    // The pass before compared with this one is no error threshold.
+    let before = "async function fix(report, scan) {\n  for (let i = 0; i < 5; i++) {\n    const outstanding = (await scan()).filter((f) => f.error);\n    report.history.push({ remaining: outstanding.length });\n    if (i > 0 && report.history[i - 1].remaining === outstanding.length) {\n      break;\n    }\n  }\n}\n";
+    check_absent(JavaScript, before, E7);
+    let many = "package a\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tvar errs []error\n\tfor i := 0; i < a.max; i++ {\n\t\tif err := a.step(ctx); err != nil {\n\t\t\terrs = append(errs, err)\n\t\t}\n\t\tif len(errs) >= 3 {\n\t\t\treturn errors.Join(errs...)\n\t\t}\n\t}\n\treturn nil\n}\n";
+    assert!(audit(many, None, Some(Go)).found().contains(&E7));
+}
+
+#[test]
+fn wave_32_recall_idioms() {
+    // The most common of the last calls seen three times: a repeat.
+    let common = "from collections import Counter\n\ndef run(agent):\n    recent = []\n    while True:\n        reply = agent.llm.chat(agent.messages)\n        if not reply.tool_calls:\n            return reply.text\n        for tc in reply.tool_calls:\n            recent.append((tc.name, hash(str(tc.arguments))))\n        if len(recent) >= 6:\n            freq = Counter(recent[-6:])\n            top = freq.most_common(1)[0]\n            if top[1] >= 3:\n                return 'loop detected'\n        agent.run(reply.tool_calls)\n";
+    check(Python, common, &[E1, E5]);
+    // The provider's error says the tokens overflowed the window.
+    let overflow = "async def run(self, session):\n    for i in range(50):\n        result = await self.call_model(session)\n        if result.get(\"error\") == \"token_overflow\":\n            result, msg = await self.handle_overflow(session)\n            if msg:\n                return msg\n        if not result.get(\"tool_calls\"):\n            return result[\"text\"]\n        await self.run_tools(result[\"tool_calls\"])\n";
+    check(Python, overflow, &[E1, E2, E3]);
+    // `tc`, a tool call's short name: none left is the answer.
+    let tc = "def run(agent):\n    for turn in range(8):\n        tc_list = sorted(agent.stream_reply().values(), key=lambda t: t.index)\n        if not tc_list:\n            return agent.text\n        agent.execute(tc_list)\n";
+    check(Python, tc, &[E1, E2]);
+}

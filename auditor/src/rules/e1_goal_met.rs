@@ -79,10 +79,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`while IFS= read -r tool_call` reads the calls of one reply, a line
     // at a time: the loop ends when they run out, which says nothing of
     // the work.)
-    if (view.has("tool") || view.has("function"))
-        && view.any(&["call", "calls", "called", "use", "uses", "used", "using", "invocations", "requests"])
-        && !(clause.command && clause.call_root.as_deref() == Some("read"))
-    {
+    // (`tc` is the tool call's usual short name: `if not tc_list: return`.)
+    let calls_named = ((view.has("tool") || view.has("function"))
+        && view.any(&["call", "calls", "called", "use", "uses", "used", "using", "invocations", "requests"]))
+        || (view.any(&["tc", "tcs"]) && (clause.negated || clause.zero));
+    let reads_lines = clause.command && clause.call_root.as_deref() == Some("read");
+    if calls_named && !reads_lines && !looks_a_tool_up(clause) && !asked_for_tools(view) {
         return true;
     }
     // `block.type == "tool_use"`, `part.kind === "function_call"`.
@@ -642,6 +644,34 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     (view.any(DONE_WORDS) && !input_submitted() && !goals_kind(view))
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
+}
+
+/// `if tool_calls:` read plainly, around the way out: the reply asked for
+/// tools, and what leaves under that is no answer (the answer is the reply
+/// with none: `if not tool_calls`, `len(calls) == 0`, an `else`).
+fn asked_for_tools(view: &ClauseView<'_>) -> bool {
+    let clause = view.clause;
+    view.role == Role::Guard
+        && !clause.negated
+        && !(clause.equality || clause.ordering || clause.membership || clause.zero || clause.none_literal)
+        && !view.any(&["no", "empty", "none", "without", "finish", "final", "stop", "done", "end", "answer"])
+}
+
+/// `if name in tools_dict:` looks a called tool up in the registry of
+/// tools by its name: it says which tool, not whether any was called.
+fn looks_a_tool_up(clause: &crate::facts::Clause) -> bool {
+    clause.membership
+        && clause.literals.is_empty()
+        && clause.idents.iter().any(|ident| {
+            let words = crate::words::split_identifier(crate::facts::last_name(ident));
+            words.iter().any(|w| matches!(w.as_str(), "tool" | "tools" | "function" | "functions"))
+                && words.iter().any(|w| {
+                    matches!(
+                        w.as_str(),
+                        "dict" | "map" | "registry" | "registered" | "available" | "table" | "lookup"
+                    )
+                })
+        })
 }
 
 /// The goal's kind, not its state: `self.is_game_goal()`,

@@ -58,6 +58,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if clause.beside_repeat && view.has("len") {
         return false;
     }
+    // An index equal to a length asks for the last item of a walk (`i ===
+    // outputs.length - 1`), not how many passes ran.
+    if clause.equality && !clause.ordering && view.has("len") && !view.has("max") {
+        return false;
+    }
     // A counter the loop moves by a constant each pass, whatever its name
     // (`calls_left -= 1` ... `while calls_left > 0`).
     if view.pass_counter && (clause.ordering || (clause.equality && clause.number)) {

@@ -141,6 +141,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if !clause.negated
         && ((view.any_literal(&["model"]) && view.any_literal(&["len"]))
             || (view.any_literal(&["context"]) && view.any_literal(&ran_out))
+            || (view.any_literal(&["token", "tokens"]) && view.any_literal(&["overflow"]))
             || (view.any_literal(&["usage", "quota", "cost", "budget"]) && view.any_literal(&ran_out)))
     {
         return true;

@@ -115,10 +115,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if view.has("timeout") && view.has("consecutive") && clause.ordering {
         return true;
     }
-    // (`err.statusCode === 400` asks which error came back, not how many.)
+    // (`err.statusCode === 400` asks which error came back, not how many;
+    // `len(errs) > 0` whether any came, one failure as much as ten; an
+    // entry of the pass before, `history[i - 1].remaining === left`, is a
+    // pass compared with the last.)
     let status_code = view.has("status") && view.has("code");
-    view.has("error")
-        && (clause.ordering || (clause.equality && clause.number && !clause.zero && !status_code))
+    let any_came = clause.zero && view.has("len");
+    let counted_to = clause.equality && clause.number && !clause.zero && !status_code && !view.pass_counter;
+    view.has("error") && !any_came && (clause.ordering || counted_to)
 }
 
 pub(crate) fn kwarg_matches(kwarg: &KwargFact) -> bool {

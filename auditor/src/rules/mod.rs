@@ -1096,9 +1096,23 @@ fn stream_end(facts: &Facts, clause: &Clause) -> bool {
         _ => return false,
     };
     let function = facts.function_at(clause.range.start);
-    facts
+    let Some(read) = facts
         .definition(base, clause.range.start, function)
-        .is_some_and(|d| matches!(d.callees.as_slice(), [only] if only == "read" || only == "next"))
+        .filter(|d| matches!(d.callees.as_slice(), [only] if only == "read" || only == "next"))
+    else {
+        return false;
+    };
+    // (A generator of an agent's run, `iterator = app.evo.run({goal})`,
+    // yields its steps: its end is the run's, which ends when the work is
+    // done.)
+    let runs_an_agent = |d: &crate::facts::Definition| {
+        d.callees.iter().any(|callee| {
+            crate::words::split_identifier(last_name(callee))
+                .iter()
+                .any(|w| matches!(w.as_str(), "run" | "solve" | "execute"))
+        })
+    };
+    !read.idents.iter().any(|source| facts.definition(source, read.at, function).is_some_and(runs_an_agent))
 }
 
 /// What a counter of the clause counts, when every move of it sits under
