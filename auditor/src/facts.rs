@@ -171,6 +171,9 @@ pub(crate) struct Clause {
     /// status or reason set to a word of completion (`result.ExitReason =
     /// "final_answer"`, `status = "completed"`): the loop says why it ends.
     pub marks_done: bool,
+    /// The words of the enum variant a Rust match arm compares its subject
+    /// with (`Text` in `ChatOutcome::Text(text) =>`).
+    pub arm_variant: Vec<String>,
     /// The exit under this guard is preceded, among the last statements of
     /// its own block, by a flag of a detected loop or stall raised
     /// (`loopDetected = true; break`).
@@ -3793,6 +3796,29 @@ impl<'s, 't> Walker<'s, 't> {
             for &clause in &clauses {
                 self.facts.clauses[clause].equality = true;
             }
+            // A Rust arm's enum variant (`ChatOutcome::Text(text) =>`): what
+            // the subject is compared with.
+            if self.family == Family::Rust && self.kind_name(node) == "match_arm" {
+                let variant = self.field(node, "pattern").and_then(|pattern| {
+                    let pattern = pattern
+                        .named_child(0)
+                        .filter(|_| self.kind_name(pattern) == "match_pattern")
+                        .unwrap_or(pattern);
+                    let path = match self.kind_name(pattern) {
+                        "tuple_struct_pattern" | "struct_pattern" => self.field(pattern, "type"),
+                        "scoped_identifier" => Some(pattern),
+                        _ => None,
+                    }?;
+                    let text = self.text(path);
+                    text.contains("::").then(|| text.rsplit("::").next().unwrap_or(text))
+                });
+                if let Some(variant) = variant {
+                    let words = canonical_words(variant);
+                    for &clause in &clauses {
+                        self.facts.clauses[clause].arm_variant.clone_from(&words);
+                    }
+                }
+            }
             // A Bash arm's patterns are bare words (`q|Q)`): what the
             // subject is compared with, as a quoted string would be.
             if self.family == Family::Bash && self.kind_name(node) == "case_item" {
@@ -4010,7 +4036,18 @@ impl<'s, 't> Walker<'s, 't> {
         // when that condition does not hold.
         // Only an exit with no condition of its own is read through the
         // `if ... continue` before it (the nearest guard decides anyway).
-        let skipped = if groups.is_empty() { self.skipping_guards(node, floor) } else { Vec::new() };
+        // (Nor is a Rust arm for the call's success, `Ok(response) => {`:
+        // the skip inside it is nearer.)
+        let success_arm = self.guard_frames.last().filter(|frame| **frame > floor).is_some_and(|&frame| {
+            let arm = self.frames[frame].node;
+            self.kind_name(arm) == "match_arm"
+                && self.field(arm, "pattern").is_some_and(|pattern| {
+                    let text = self.text(pattern);
+                    text.starts_with("Ok(") || text.starts_with("Some(")
+                })
+        });
+        let skipped =
+            if groups.is_empty() || success_arm { self.skipping_guards(node, floor) } else { Vec::new() };
         // `if retries_left > 0 { retries_left -= 1; continue }` right before
         // the exit: an allowance spent on each skip, and the exit is where
         // the loop goes once it is used up.
@@ -4226,7 +4263,9 @@ impl<'s, 't> Walker<'s, 't> {
     /// `continue`: `node` runs only when they do not hold, so they guard it
     /// negated. At most a few, nearest first.
     fn skipping_guards(&mut self, node: Node<'t>, floor: usize) -> Vec<usize> {
-        let mut conditions: Vec<Node<'t>> = Vec::new();
+        // Each condition, and whether it guards the exit negated (it skips
+        // when it holds).
+        let mut conditions: Vec<(Node<'t>, bool)> = Vec::new();
         // The exit's frame is not pushed yet: the top frame is its parent.
         let mut current = node;
         let mut level = self.frames.len();
@@ -4244,23 +4283,32 @@ impl<'s, 't> Walker<'s, 't> {
                 if !self.if_without_else(statement) {
                     continue;
                 }
+                let condition =
+                    |node: Node<'t>, skips: bool| self.field(node, "condition").map(|c| (c, skips));
                 if self.ends_with_continue(statement) {
-                    conditions.extend(self.field(statement, "condition"));
+                    conditions.extend(condition(statement, true));
                 } else if let Some(inner) = self.skip_ending_body(statement) {
                     // `if let Some(calls) = tool_calls { if !calls.is_empty()
                     // { ...; continue } }`: both conditions hold to skip.
-                    conditions.extend(self.field(statement, "condition"));
-                    conditions.extend(self.field(inner, "condition"));
+                    conditions.extend(condition(statement, true));
+                    conditions.extend(condition(inner, true));
+                } else if let Some(inner) = self.else_skip_ending_body(statement) {
+                    // `if let Some(calls) = .. { if calls.is_empty() { } else
+                    // { ...; continue } }`: the inner one holds on the way out.
+                    conditions.extend(condition(statement, true));
+                    conditions.extend(condition(inner, false));
                 }
             }
             current = parent;
             level -= 1;
         }
         let mut out = Vec::new();
-        for condition in conditions {
+        for (condition, skips) in conditions {
             for clause in self.clauses_of(&[condition]) {
-                let flipped = !self.facts.clauses[clause].negated;
-                self.facts.clauses[clause].negated = flipped;
+                if skips {
+                    let flipped = !self.facts.clauses[clause].negated;
+                    self.facts.clauses[clause].negated = flipped;
+                }
                 out.push(clause);
             }
         }
@@ -4362,6 +4410,38 @@ impl<'s, 't> Walker<'s, 't> {
     fn skip_ending_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
         let inner = self.last_jump_in_if_body(statement)?;
         (self.if_without_else(inner) && self.ends_with_continue(inner)).then_some(inner)
+    }
+
+    /// The `if` that ends an `if`'s body, whose own body leaves nothing
+    /// and whose `else` ends with `continue`: `if calls.is_empty() { } else
+    /// { ...; continue }` goes on past it only when its condition holds.
+    fn else_skip_ending_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
+        let inner = self.last_jump_in_if_body(statement)?;
+        if self.syn_of(inner) != Syn::If || self.ends_with_jump(inner) {
+            return None;
+        }
+        let alternative = self.field(inner, "alternative")?;
+        let block = match self.kind_name(alternative) {
+            "else_clause" => alternative.named_child(0)?,
+            _ => alternative,
+        };
+        let last = self.inside_expression_statement(last_statement(block)?);
+        matches!(self.kind_name(last), "continue_statement" | "continue_expression").then_some(inner)
+    }
+
+    /// Whether an `if`'s body ends with `continue`, `break` or `return`.
+    fn ends_with_jump(&self, statement: Node<'t>) -> bool {
+        self.last_jump_in_if_body(statement).is_some_and(|last| {
+            matches!(
+                self.kind_name(last),
+                "continue_statement"
+                    | "continue_expression"
+                    | "break_statement"
+                    | "break_expression"
+                    | "return_statement"
+                    | "return_expression"
+            )
+        })
     }
 
     /// Whether an `if` statement's body ends with `continue`.

@@ -3688,3 +3688,17 @@ fn wave_32_recall_idioms() {
     let tc = "def run(agent):\n    for turn in range(8):\n        tc_list = sorted(agent.stream_reply().values(), key=lambda t: t.index)\n        if not tc_list:\n            return agent.text\n        agent.execute(tc_list)\n";
     check(Python, tc, &[E1, E2]);
 }
+
+#[test]
+fn rust_replies_matched_by_variant_and_skips_inside_a_success_arm() {
+    // The reply's text variant, matched, is the answer.
+    let variant = "async fn run(&mut self) -> Result<String> {\n    let answer;\n    loop {\n        let outcome = llm.chat_with_tool_defs(&model, &msgs, &defs).await?;\n        let calls = match outcome {\n            crate::llm::ChatOutcome::Text(text) => {\n                answer = text;\n                break;\n            }\n            crate::llm::ChatOutcome::ToolCalls { calls, .. } => calls,\n        };\n        self.run_tools(calls).await?;\n    }\n    Ok(answer)\n}\n";
+    check(Rust, variant, &[E1]);
+    // A stream's delta variant is no answer.
+    let delta = "async fn pump(&mut self) -> Result<()> {\n    loop {\n        let event = self.model.next_event().await?;\n        match event {\n            ModelEvent::TextDelta(delta) => {\n                self.buffer.push_str(&delta);\n                break;\n            }\n            _ => {}\n        }\n    }\n    Ok(())\n}\n";
+    check_absent(Rust, delta, E1);
+    // An empty list of calls goes on past a skip whose `else` continues,
+    // inside the arm for the call's success.
+    let arm = "async fn run(&mut self) -> Result<String> {\n    let mut iteration = 0;\n    loop {\n        iteration += 1;\n        if iteration > self.max {\n            return Err(Error::Max);\n        }\n        match client.chat_stream(request.clone(), tx).await {\n            Ok(response) => {\n                if let Some(tool_calls) = response.tool_calls.clone() {\n                    if tool_calls.is_empty() {\n                        // the final answer\n                    } else {\n                        self.run_tools(tool_calls).await?;\n                        continue;\n                    }\n                }\n                return Ok(response.content);\n            }\n            Err(e) => return Err(e),\n        }\n    }\n}\n";
+    check(Rust, arm, &[E1, E2]);
+}

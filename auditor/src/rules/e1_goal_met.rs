@@ -106,6 +106,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             return true;
         }
     }
+    // An arm for the reply's text variant (`ChatOutcome::Text(text) => {
+    // ...; break }` beside `ChatOutcome::ToolCalls { .. }`): an answer.
+    if clause.equality && view.role == Role::Guard && !clause.negated && answer_variant(view) {
+        return true;
+    }
     // An assistant run that no longer requires action
     // (`run.status != "requires_action"`).
     if view.any_literal(&["requires", "required"]) && view.any_literal(&["action"]) && clause.equality {
@@ -644,6 +649,16 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     (view.any(DONE_WORDS) && !input_submitted() && !goals_kind(view))
         || (view.has("ok") && !clause.negated && !result_pattern)
         || (view.has("solution") && !clause.negated)
+}
+
+/// A Rust arm for the variant of a model's reply that is its answer
+/// (`llm::ChatOutcome::Text(text)`, `Reply::Final(..)`).
+fn answer_variant(view: &ClauseView<'_>) -> bool {
+    let variant = &view.clause.arm_variant;
+    let names = |words: &[&str]| variant.iter().any(|w| words.contains(&w.as_str()));
+    names(&["text", "final", "answer", "done", "finished", "complete"])
+        && !names(&["tool", "call", "calls", "error", "delta", "chunk"])
+        && view.any(&["chat", "llm", "model", "reply", "response", "outcome", "completion", "generate"])
 }
 
 /// `if tool_calls:` read plainly, around the way out: the reply asked for
