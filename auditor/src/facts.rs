@@ -996,6 +996,11 @@ fn assignment_says_done(text: &str) -> bool {
 
 /// The last statement of a block, not a comment after it (`continue; //
 /// go on`); through Go's statement list.
+/// Whether a node of `kind` is a `continue`.
+fn is_continue(kind: &str) -> bool {
+    matches!(kind, "continue_statement" | "continue_expression")
+}
+
 fn last_statement<'n>(block: Node<'n>) -> Option<Node<'n>> {
     fn last<'n>(node: Node<'n>) -> Option<Node<'n>> {
         (0..node.named_child_count())
@@ -3797,24 +3802,13 @@ impl<'s, 't> Walker<'s, 't> {
                 self.facts.clauses[clause].equality = true;
             }
             // A Rust arm's enum variant (`ChatOutcome::Text(text) =>`): what
-            // the subject is compared with.
-            if self.family == Family::Rust && self.kind_name(node) == "match_arm" {
-                let variant = self.field(node, "pattern").and_then(|pattern| {
-                    let pattern = pattern
-                        .named_child(0)
-                        .filter(|_| self.kind_name(pattern) == "match_pattern")
-                        .unwrap_or(pattern);
-                    let path = match self.kind_name(pattern) {
-                        "tuple_struct_pattern" | "struct_pattern" => self.field(pattern, "type"),
-                        "scoped_identifier" => Some(pattern),
-                        _ => None,
-                    }?;
-                    let text = self.text(path);
-                    text.contains("::").then(|| text.rsplit("::").next().unwrap_or(text))
-                });
-                if let Some(variant) = variant {
-                    let words = canonical_words(variant);
-                    for &clause in &clauses {
+            // the subject is compared with, kept on the pattern's clauses
+            // (not on the subject's, before the arm).
+            if let Some(variant) = self.arm_variant(node) {
+                let words = canonical_words(variant);
+                let arm_start = node.start_byte();
+                for &clause in &clauses {
+                    if self.facts.clauses[clause].range.start >= arm_start {
                         self.facts.clauses[clause].arm_variant.clone_from(&words);
                     }
                 }
@@ -4036,18 +4030,17 @@ impl<'s, 't> Walker<'s, 't> {
         // when that condition does not hold.
         // Only an exit with no condition of its own is read through the
         // `if ... continue` before it (the nearest guard decides anyway).
-        // (Nor is a Rust arm for the call's success, `Ok(response) => {`:
-        // the skip inside it is nearer.)
-        let success_arm = self.guard_frames.last().filter(|frame| **frame > floor).is_some_and(|&frame| {
-            let arm = self.frames[frame].node;
-            self.kind_name(arm) == "match_arm"
-                && self.field(arm, "pattern").is_some_and(|pattern| {
-                    let text = self.text(pattern);
-                    text.starts_with("Ok(") || text.starts_with("Some(")
-                })
+        // An exit in a Rust arm for a call's success (`Ok(response) => {`)
+        // is read through the skips inside that arm too (nearer than it).
+        let success_arm = self.guard_frames.last().copied().filter(|&frame| {
+            frame > floor
+                && self.arm_variant(self.frames[frame].node).is_some_and(|v| v == "Ok" || v == "Some")
         });
-        let skipped =
-            if groups.is_empty() || success_arm { self.skipping_guards(node, floor) } else { Vec::new() };
+        let skipped = match success_arm {
+            _ if groups.is_empty() => self.skipping_guards(node, floor),
+            Some(arm) => self.skipping_guards(node, arm - 1),
+            None => Vec::new(),
+        };
         // `if retries_left > 0 { retries_left -= 1; continue }` right before
         // the exit: an allowance spent on each skip, and the exit is where
         // the loop goes once it is used up.
@@ -4283,25 +4276,31 @@ impl<'s, 't> Walker<'s, 't> {
                 if !self.if_without_else(statement) {
                     continue;
                 }
+                // (The body's last statement is found once: most `if`s end
+                // with neither a `continue` nor another `if`.)
+                let Some(last) = self.last_jump_in_if_body(statement) else { continue };
                 let condition =
                     |node: Node<'t>, skips: bool| self.field(node, "condition").map(|c| (c, skips));
-                if self.ends_with_continue(statement) {
+                if is_continue(self.kind_name(last)) {
                     conditions.extend(condition(statement, true));
-                } else if let Some(inner) = self.skip_ending_body(statement) {
+                } else if self.syn_of(last) != Syn::If {
+                    continue;
+                } else if self.if_without_else(last) && self.ends_with_continue(last) {
                     // `if let Some(calls) = tool_calls { if !calls.is_empty()
                     // { ...; continue } }`: both conditions hold to skip.
                     conditions.extend(condition(statement, true));
-                    conditions.extend(condition(inner, true));
-                } else if let Some(inner) = self.else_skip_ending_body(statement) {
+                    conditions.extend(condition(last, true));
+                } else if self.else_continues(last) {
                     // `if let Some(calls) = .. { if calls.is_empty() { } else
                     // { ...; continue } }`: the inner one holds on the way out.
                     conditions.extend(condition(statement, true));
-                    conditions.extend(condition(inner, false));
+                    conditions.extend(condition(last, false));
                 }
             }
             current = parent;
             level -= 1;
         }
+        conditions.truncate(3);
         let mut out = Vec::new();
         for (condition, skips) in conditions {
             for clause in self.clauses_of(&[condition]) {
@@ -4394,6 +4393,27 @@ impl<'s, 't> Walker<'s, 't> {
         }
     }
 
+    /// The enum variant a Rust match arm's pattern names (`Text` in
+    /// `ChatOutcome::Text(text) =>`, `Ok` in `Ok(response) =>`), if any.
+    fn arm_variant(&self, arm: Node<'t>) -> Option<&'s str> {
+        if self.kind_name(arm) != "match_arm" {
+            return None;
+        }
+        let mut pattern = self.field(arm, "pattern")?;
+        if self.kind_name(pattern) == "match_pattern" {
+            pattern = pattern.named_child(0)?;
+        }
+        let path = match self.kind_name(pattern) {
+            "tuple_struct_pattern" | "struct_pattern" => self.field(pattern, "type")?,
+            "scoped_identifier" => pattern,
+            // (A bare name binds the value unless it is a variant's.)
+            "identifier" if self.text(pattern).starts_with(char::is_uppercase) => pattern,
+            _ => return None,
+        };
+        let text = self.text(path);
+        Some(text.rsplit("::").next().unwrap_or(text))
+    }
+
     /// Whether `statement` is an `if` with no `else` or `elif`.
     fn if_without_else(&self, statement: Node<'t>) -> bool {
         self.syn_of(statement) == Syn::If
@@ -4404,29 +4424,21 @@ impl<'s, 't> Walker<'s, 't> {
                 .any(|c| matches!(self.kind_name(*c), "else_clause" | "elif_clause"))
     }
 
-    /// The `if` (with no `else`) that ends an `if`'s body and ends with
-    /// `continue`: `if builders { calls = ...; if calls { ...; continue } }`
-    /// skips what follows when both hold.
-    fn skip_ending_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
-        let inner = self.last_jump_in_if_body(statement)?;
-        (self.if_without_else(inner) && self.ends_with_continue(inner)).then_some(inner)
-    }
-
-    /// The `if` that ends an `if`'s body, whose own body leaves nothing
-    /// and whose `else` ends with `continue`: `if calls.is_empty() { } else
-    /// { ...; continue }` goes on past it only when its condition holds.
-    fn else_skip_ending_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
-        let inner = self.last_jump_in_if_body(statement)?;
-        if self.syn_of(inner) != Syn::If || self.ends_with_jump(inner) {
-            return None;
+    /// Whether an `if` whose own body leaves nothing ends its `else` with
+    /// `continue`: `if calls.is_empty() { } else { ...; continue }` goes on
+    /// past it only when its condition holds.
+    fn else_continues(&self, inner: Node<'t>) -> bool {
+        if self.ends_with_jump(inner) {
+            return false;
         }
-        let alternative = self.field(inner, "alternative")?;
+        let Some(alternative) = self.field(inner, "alternative") else { return false };
         let block = match self.kind_name(alternative) {
-            "else_clause" => alternative.named_child(0)?,
-            _ => alternative,
+            "else_clause" => alternative.named_child(0),
+            _ => Some(alternative),
         };
-        let last = self.inside_expression_statement(last_statement(block)?);
-        matches!(self.kind_name(last), "continue_statement" | "continue_expression").then_some(inner)
+        block
+            .and_then(last_statement)
+            .is_some_and(|last| is_continue(self.kind_name(self.inside_expression_statement(last))))
     }
 
     /// Whether an `if`'s body ends with `continue`, `break` or `return`.
@@ -4446,8 +4458,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether an `if` statement's body ends with `continue`.
     fn ends_with_continue(&self, statement: Node<'t>) -> bool {
-        self.last_jump_in_if_body(statement)
-            .is_some_and(|last| matches!(self.kind_name(last), "continue_statement" | "continue_expression"))
+        self.last_jump_in_if_body(statement).is_some_and(|last| is_continue(self.kind_name(last)))
     }
 
     /// Whether the body of an `if` ends with a plain `break` (no label, no

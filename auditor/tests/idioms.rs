@@ -3665,13 +3665,13 @@ fn wave_32_precision_fixes() {
     // Any error collected, `len(errs) > 0`, is one failure as much as ten.
     let any = "package a\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor i := 0; i < a.max; i++ {\n\t\treply := a.model.Complete(ctx, a.history)\n\t\tvar errs []error\n\t\tfor _, call := range reply.Calls {\n\t\t\tif err := a.exec(call); err != nil {\n\t\t\t\terrs = append(errs, err)\n\t\t\t}\n\t\t}\n\t\tif len(errs) > 0 {\n\t\t\treturn errors.Join(errs...)\n\t\t}\n\t}\n\treturn nil\n}\n";
     check_absent(Go, any, E7);
-    // Errors counted to a limit still are a threshold.
     // What leaves under a reply that asked for tools is no answer.
     let asked = "def main():\n    while True:\n        text, tool_calls = llm.chat(messages)\n        if tool_calls:\n            for call in tool_calls:\n                try:\n                    ok = input('run it? ')\n                except KeyboardInterrupt:\n                    sys.exit(0)\n                messages.append(run(call))\n        else:\n            messages.append(text)\n";
     check_absent(Python, asked, E1);
     // The pass before compared with this one is no error threshold.
     let before = "async function fix(report, scan) {\n  for (let i = 0; i < 5; i++) {\n    const outstanding = (await scan()).filter((f) => f.error);\n    report.history.push({ remaining: outstanding.length });\n    if (i > 0 && report.history[i - 1].remaining === outstanding.length) {\n      break;\n    }\n  }\n}\n";
     check_absent(JavaScript, before, E7);
+    // Errors counted to a limit still are a threshold.
     let many = "package a\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tvar errs []error\n\tfor i := 0; i < a.max; i++ {\n\t\tif err := a.step(ctx); err != nil {\n\t\t\terrs = append(errs, err)\n\t\t}\n\t\tif len(errs) >= 3 {\n\t\t\treturn errors.Join(errs...)\n\t\t}\n\t}\n\treturn nil\n}\n";
     assert!(audit(many, None, Some(Go)).found().contains(&E7));
 }
@@ -3701,4 +3701,38 @@ fn rust_replies_matched_by_variant_and_skips_inside_a_success_arm() {
     // inside the arm for the call's success.
     let arm = "async fn run(&mut self) -> Result<String> {\n    let mut iteration = 0;\n    loop {\n        iteration += 1;\n        if iteration > self.max {\n            return Err(Error::Max);\n        }\n        match client.chat_stream(request.clone(), tx).await {\n            Ok(response) => {\n                if let Some(tool_calls) = response.tool_calls.clone() {\n                    if tool_calls.is_empty() {\n                        // the final answer\n                    } else {\n                        self.run_tools(tool_calls).await?;\n                        continue;\n                    }\n                }\n                return Ok(response.content);\n            }\n            Err(e) => return Err(e),\n        }\n    }\n}\n";
     check(Rust, arm, &[E1, E2]);
+}
+
+#[test]
+fn review_counterexamples_of_the_wave_32_rules() {
+    // Outside the arm for a read's success, the skip before the `match` is no guard of it.
+    let source = "async fn chat(&mut self) -> Result<()> {\n    let stdin = std::io::stdin();\n    loop {\n        let reply = self.llm.chat(&self.messages).await?;\n        if !reply.tool_calls.is_empty() {\n            self.run_tools(&reply.tool_calls).await?;\n            continue;\n        }\n        println!(\"{}\", reply.text);\n        let mut line = String::new();\n        match stdin.read_line(&mut line) {\n            Ok(0) => break,\n            Ok(_) => self.messages.push(Message::user(line)),\n            Err(e) => return Err(e.into()),\n        }\n    }\n    Ok(())\n}\n";
+    check_absent(Rust, source, E1);
+    // Nor of a cancel received in an `Ok` arm.
+    let source = "async fn run(&mut self, mut cancel_rx: Receiver<Command>) -> Result<()> {\n    for _ in 0..self.max_turns {\n        let reply = self.llm.chat(&self.messages).await?;\n        if !reply.tool_calls.is_empty() {\n            self.run_tools(&reply.tool_calls).await?;\n            continue;\n        }\n        self.messages.push(Message::assistant(reply.text));\n        match cancel_rx.try_recv() {\n            Ok(Command::Cancel) => return Ok(()),\n            _ => {}\n        }\n    }\n    Ok(())\n}\n";
+    check_absent(Rust, source, E1);
+    // An exit nested in the arm for the reply's text is the person's, not the answer's.
+    let source = "async fn chat_loop(&mut self) -> Result<()> {\n    loop {\n        match self.llm.chat(&self.messages).await? {\n            ChatOutcome::Text(text) => {\n                println!(\"{text}\");\n                let line = read_user_line()?;\n                if line.trim() == \"/quit\" {\n                    break;\n                }\n                self.messages.push(Message::user(line));\n            }\n            ChatOutcome::ToolCalls(calls) => self.run_tools(calls).await?,\n        }\n    }\n    Ok(())\n}\n";
+    check_absent(Rust, source, E1);
+    // A count of turns equal to a number is a turn cap.
+    let source = "def run(agent):\n    turn_count = 0\n    while True:\n        turn_count += 1\n        if turn_count == 30:\n            break\n        reply = agent.llm.chat(agent.messages)\n        if not reply.tool_calls:\n            return reply.text\n        agent.execute(reply.tool_calls)\n";
+    check(Python, source, &[E1, E2]);
+    // So in Go.
+    let source = "package a\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\titerCount := 0\n\tfor {\n\t\titerCount++\n\t\tif iterCount == 25 {\n\t\t\treturn ErrTooManyTurns\n\t\t}\n\t\treply, err := a.llm.Chat(ctx, a.history)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif len(reply.ToolCalls) == 0 {\n\t\t\treturn nil\n\t\t}\n\t\ta.runTools(ctx, reply.ToolCalls)\n\t}\n}\n";
+    check(Go, source, &[E1, E2]);
+    // Votes counted to a majority are no repeat.
+    let source = "from collections import Counter\n\ndef self_consistent_answer(llm, question, max_samples=10):\n    votes = Counter()\n    for _ in range(max_samples):\n        answer = llm.generate(question, temperature=0.8)\n        votes[extract_final(answer)] += 1\n        if votes.most_common(1)[0][1] >= 3:\n            return votes.most_common(1)[0][0]\n    return votes.most_common(1)[0][0]\n";
+    check_absent(Python, source, E5);
+    // A field of one tool call checked is no "no calls left".
+    let source = "def run(agent, steps=10):\n    for step in range(steps):\n        reply = agent.llm.chat(agent.messages)\n        agent.messages.append(reply.message)\n        for tc in reply.tool_calls or []:\n            if not tc.function.arguments:\n                raise ValueError(f\"malformed tool call {tc.id}\")\n            agent.messages.append(agent.execute(tc))\n";
+    check_absent(Python, source, E1);
+    // A command's output read to its end is no agent's run.
+    let source = "async function collectOutput(sandbox: Sandbox, cmd: string): Promise<string> {\n  const lines = sandbox.runCommand(cmd);\n  let out = \"\";\n  while (true) {\n    const chunk = await lines.next();\n    if (chunk.done) break;\n    out += chunk.value;\n  }\n  return out;\n}\n";
+    check_absent(TypeScript, source, E1);
+    // Any error but the overflow leaves: no budget.
+    let source = "def run(agent):\n    for turn in range(30):\n        result = agent.call_model(agent.session)\n        if result.get(\"error\"):\n            if result[\"error\"] != \"token_overflow\":\n                raise RuntimeError(result[\"error\"])\n            agent.session.compact()\n            continue\n        if not result.get(\"tool_calls\"):\n            return result[\"text\"]\n        agent.run_tools(result[\"tool_calls\"])\n";
+    check_absent(Python, source, E3);
+    // Nor any error but the context length exceeded.
+    let source = "def run(agent):\n    for turn in range(30):\n        result = agent.call_model(agent.session)\n        if result.get(\"error\"):\n            if result[\"error\"] != \"context_length_exceeded\":\n                raise RuntimeError(result[\"error\"])\n            agent.session.compact()\n            continue\n        if not result.get(\"tool_calls\"):\n            return result[\"text\"]\n        agent.run_tools(result[\"tool_calls\"])\n";
+    check_absent(Python, source, E3);
 }

@@ -34,7 +34,8 @@
 //! ```
 
 use super::{ClauseView, COUNT_WORDS};
-use crate::facts::{CallFact, Facts, KwargFact, Role};
+use crate::facts::{last_name, CallFact, Clause, Facts, KwargFact, Role};
+use crate::words::split_identifier;
 
 const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm", "answer"];
 const MARKER_LITERALS: &[&str] = &[
@@ -79,10 +80,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`while IFS= read -r tool_call` reads the calls of one reply, a line
     // at a time: the loop ends when they run out, which says nothing of
     // the work.)
-    // (`tc` is the tool call's usual short name: `if not tc_list: return`.)
+    // (`tc` is a tool call's usual short name: `if not tc_list: return`;
+    // not a field of one, `if not tc.function.arguments`.)
     let calls_named = ((view.has("tool") || view.has("function"))
         && view.any(&["call", "calls", "called", "use", "uses", "used", "using", "invocations", "requests"]))
-        || (view.any(&["tc", "tcs"]) && (clause.negated || clause.zero));
+        || ((clause.negated || clause.zero) && names_the_calls_tc(clause));
     let reads_lines = clause.command && clause.call_root.as_deref() == Some("read");
     if calls_named && !reads_lines && !looks_a_tool_up(clause) && !asked_for_tools(view) {
         return true;
@@ -651,14 +653,25 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         || (view.has("solution") && !clause.negated)
 }
 
+/// A collection of tool calls by their short name (`tc_list`, `tcs`).
+fn names_the_calls_tc(clause: &Clause) -> bool {
+    clause.idents.iter().any(|ident| {
+        let words = split_identifier(ident);
+        !ident.contains('.')
+            && (ident == "tcs"
+                || (words.iter().any(|w| w == "tc") && words.iter().any(|w| w == "list" || w == "calls")))
+    })
+}
+
 /// A Rust arm for the variant of a model's reply that is its answer
 /// (`llm::ChatOutcome::Text(text)`, `Reply::Final(..)`).
 fn answer_variant(view: &ClauseView<'_>) -> bool {
     let variant = &view.clause.arm_variant;
     let names = |words: &[&str]| variant.iter().any(|w| words.contains(&w.as_str()));
-    names(&["text", "final", "answer", "done", "finished", "complete"])
+    names(&["text", "final", "answer", "done"])
         && !names(&["tool", "call", "calls", "error", "delta", "chunk"])
-        && view.any(&["chat", "llm", "model", "reply", "response", "outcome", "completion", "generate"])
+        && view.any(&["chat", "llm", "model", "reply", "response", "outcome", "generate"])
+        && !view.any(&["stream", "chunk", "delta", "event"])
 }
 
 /// `if tool_calls:` read plainly, around the way out: the reply asked for
@@ -669,16 +682,16 @@ fn asked_for_tools(view: &ClauseView<'_>) -> bool {
     view.role == Role::Guard
         && !clause.negated
         && !(clause.equality || clause.ordering || clause.membership || clause.zero || clause.none_literal)
-        && !view.any(&["no", "empty", "none", "without", "finish", "final", "stop", "done", "end", "answer"])
+        && !view.any(&["no", "empty", "none", "without", "final", "stop", "done", "end", "answer"])
 }
 
 /// `if name in tools_dict:` looks a called tool up in the registry of
 /// tools by its name: it says which tool, not whether any was called.
-fn looks_a_tool_up(clause: &crate::facts::Clause) -> bool {
+fn looks_a_tool_up(clause: &Clause) -> bool {
     clause.membership
         && clause.literals.is_empty()
         && clause.idents.iter().any(|ident| {
-            let words = crate::words::split_identifier(crate::facts::last_name(ident));
+            let words = split_identifier(last_name(ident));
             words.iter().any(|w| matches!(w.as_str(), "tool" | "tools" | "function" | "functions"))
                 && words.iter().any(|w| {
                     matches!(

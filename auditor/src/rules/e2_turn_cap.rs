@@ -58,9 +58,19 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if clause.beside_repeat && view.has("len") {
         return false;
     }
-    // An index equal to a length asks for the last item of a walk (`i ===
-    // outputs.length - 1`), not how many passes ran.
-    if clause.equality && !clause.ordering && view.has("len") && !view.has("max") {
+    // A plain index equal to a collection's measured length asks for the
+    // last item of a walk (`i === outputs.length - 1`), not how many passes
+    // ran (`turn_count == 30` is a count: it is the plain side).
+    let last_item = clause.sides.as_ref().is_some_and(|[a, b]| {
+        let measured = |(words, plain): &(Vec<String>, Option<String>)| {
+            plain.is_none() && words.len() > 1 && words.iter().any(|w| w == "len")
+        };
+        let index = |(words, plain): &(Vec<String>, Option<String>)| {
+            plain.is_some() && !words.iter().any(|w| w == "len")
+        };
+        (measured(a) && index(b)) || (measured(b) && index(a))
+    });
+    if clause.equality && !clause.ordering && last_item && !view.has("max") {
         return false;
     }
     // A counter the loop moves by a constant each pass, whatever its name

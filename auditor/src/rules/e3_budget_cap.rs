@@ -138,10 +138,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (Only when the way out is taken on that message: an `else: raise`
     // beside `if "context_length_exceeded" in err: compact()` leaves on
     // every other error.)
+    // (Nor `!= "token_overflow"`, which leaves on every other one.)
     if !clause.negated
+        && !clause.differs
         && ((view.any_literal(&["model"]) && view.any_literal(&["len"]))
             || (view.any_literal(&["context"]) && view.any_literal(&ran_out))
-            || (view.any_literal(&["token", "tokens"]) && view.any_literal(&["overflow"]))
+            || (view.any_literal(&["token"]) && view.any_literal(&["overflow"]))
             || (view.any_literal(&["usage", "quota", "cost", "budget"]) && view.any_literal(&ran_out)))
     {
         return true;

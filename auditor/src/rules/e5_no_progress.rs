@@ -81,8 +81,10 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         });
     // The most frequent of the recent calls seen a few times
     // (`Counter(recent[-6:]).most_common(1)[0][1] >= 3`): one call repeats.
+    // (Votes counted to a majority are a consensus reached.)
     if view.has("most")
         && view.has("common")
+        && !view.any(&["vote", "votes", "answer", "answers"])
         && clause.ordering
         && clause.number
         && (view.role == Role::Guard) != clause.negated

@@ -11,8 +11,10 @@
 //! because its vocabulary (`done`, `ok`, `final`) is the loosest.
 
 use crate::facts::{
-    last_name, AssignFact, CallFact, Clause, ExitLink, Facts, HashMap, HashSet, KwargFact, LoopKind, Role,
+    last_name, AssignFact, CallFact, Clause, Definition, ExitLink, Facts, HashMap, HashSet, KwargFact,
+    LoopKind, Role,
 };
+use crate::words::split_identifier;
 use crate::ExitId;
 
 type ClauseRule = fn(&ClauseView<'_>) -> bool;
@@ -323,7 +325,7 @@ fn remembers(grown: &HashSet<&str>, container: &str) -> bool {
         return false;
     }
     grown.contains(last)
-        || crate::words::split_identifier(last)
+        || split_identifier(last)
             .iter()
             .any(|w| matches!(w.as_str(), "seen" | "visited" | "tried" | "known" | "processed" | "explored"))
 }
@@ -415,7 +417,7 @@ fn reads_input(
 /// it (`strip`, `strings.TrimSpace`, `toLowerCase`, `split`, `int`): what it
 /// returns holds what it was handed.
 fn reworks_text(callee: &str) -> bool {
-    let words = crate::words::split_identifier(callee);
+    let words = split_identifier(callee);
     words.iter().any(|w| {
         matches!(
             w.as_str(),
@@ -842,6 +844,15 @@ pub(crate) const COUNT_WORDS: &[&str] = &["iter", "turn", "step", "round", "atte
 /// (`history` in `rounds = len(history)` must not outvote `rounds` itself).
 pub(crate) fn classify_link(provenance: &Provenance<'_>, link: &ExitLink) -> Option<ExitId> {
     let id = classify_link_words(provenance, link)?;
+    // An arm for the reply's answer (`ChatOutcome::Text(text) =>`) says the
+    // work is done only where it is the way out's own guard: an exit
+    // nested in it (`if line == "/quit" { break }`) is another's.
+    if id == ExitId::E1
+        && link.depth > 0
+        && provenance.facts.clauses.get(link.clause).is_some_and(|c| !c.arm_variant.is_empty())
+    {
+        return None;
+    }
     // Tokens weighed inside `_check_and_compact()` decide when to shorten
     // the history, and the loop goes on: not a budget.
     if id == ExitId::E3
@@ -1105,11 +1116,15 @@ fn stream_end(facts: &Facts, clause: &Clause) -> bool {
     // (A generator of an agent's run, `iterator = app.evo.run({goal})`,
     // yields its steps: its end is the run's, which ends when the work is
     // done.)
-    let runs_an_agent = |d: &crate::facts::Definition| {
+    // (Not a command's output, `sandbox.runCommand(cmd)`, nor a cursor of
+    // `db.execute(sql)`: a plain `run`, or a run of an agent or a task.)
+    let runs_an_agent = |d: &Definition| {
         d.callees.iter().any(|callee| {
-            crate::words::split_identifier(last_name(callee))
-                .iter()
-                .any(|w| matches!(w.as_str(), "run" | "solve" | "execute"))
+            let name = last_name(callee);
+            let words = split_identifier(name);
+            let runs = words.iter().any(|w| matches!(w.as_str(), "run" | "solve" | "execute"));
+            let of_work = words.iter().any(|w| matches!(w.as_str(), "agent" | "goal" | "task" | "objective"));
+            matches!(name, "run" | "solve") || (runs && of_work)
         })
     };
     !read.idents.iter().any(|source| facts.definition(source, read.at, function).is_some_and(runs_an_agent))
