@@ -994,13 +994,13 @@ fn assignment_says_done(text: &str) -> bool {
     names_outcome && done && !other
 }
 
-/// The last statement of a block, not a comment after it (`continue; //
-/// go on`); through Go's statement list.
 /// Whether a node of `kind` is a `continue`.
 fn is_continue(kind: &str) -> bool {
     matches!(kind, "continue_statement" | "continue_expression")
 }
 
+/// The last statement of a block, not a comment after it (`continue; //
+/// go on`); through Go's statement list.
 fn last_statement<'n>(block: Node<'n>) -> Option<Node<'n>> {
     fn last<'n>(node: Node<'n>) -> Option<Node<'n>> {
         (0..node.named_child_count())
