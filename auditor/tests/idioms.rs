@@ -3736,3 +3736,14 @@ fn review_counterexamples_of_the_wave_32_rules() {
     let source = "def run(agent):\n    for turn in range(30):\n        result = agent.call_model(agent.session)\n        if result.get(\"error\"):\n            if result[\"error\"] != \"context_length_exceeded\":\n                raise RuntimeError(result[\"error\"])\n            agent.session.compact()\n            continue\n        if not result.get(\"tool_calls\"):\n            return result[\"text\"]\n        agent.run_tools(result[\"tool_calls\"])\n";
     check_absent(Python, source, E3);
 }
+
+#[test]
+fn a_signal_copied_from_a_controller_a_timer_aborts_is_a_deadline() {
+    // `setTimeout(function abortTimedOutRun() { timedOut = true;
+    // runController.abort(); }, ms)`, then `signal = runController.signal`.
+    let timer = "async function run(agent, options) {\n  var runController = new AbortController();\n  var timedOut = false;\n  var timeoutHandle = setTimeout(function abortTimedOutRun() {\n    timedOut = true;\n    runController.abort();\n  }, options.timeoutMs);\n  var signal = runController.signal;\n  for (var iteration = 0; iteration < 50; iteration++) {\n    if (signal.aborted) {\n      throw new Error('Operation was aborted');\n    }\n    var response = await agent.chat(signal);\n    if (!response.toolCalls.length) return response.text;\n  }\n}\n";
+    check(JavaScript, timer, &[E1, E2, E4]);
+    // A signal the caller hands in is an outside event.
+    let caller = "async function run(agent, options) {\n  var signal = options.signal;\n  for (var iteration = 0; iteration < 50; iteration++) {\n    if (signal.aborted) {\n      throw new Error('Operation was aborted');\n    }\n    var response = await agent.chat(signal);\n    if (!response.toolCalls.length) return response.text;\n  }\n}\n";
+    check(JavaScript, caller, &[E1, E2, E8]);
+}

@@ -716,6 +716,16 @@ impl<'a> ClauseView<'a> {
                         )
                     });
                 made_with_timeout |= with_timeout;
+                // (`signal = runController.signal`, read as `signal.aborted`:
+                // the timer that aborts the controller is the signal's.)
+                if reads_a_signal && ident == "signal" && definition.function == function {
+                    for source in &definition.idents {
+                        if let Some(timers) = clock_aborts(facts, source) {
+                            made_with_timeout = true;
+                            timeout_made_in_pass |= timers.iter().any(|timer| set_in_pass(timer.start));
+                        }
+                    }
+                }
                 model_made |= definition.model_made;
                 only_new |= !provenance.kept_filters.is_empty() && provenance.holds_only_new(definition);
                 timeout_made_in_pass |= with_timeout && set_in_pass(definition.at);
@@ -1415,8 +1425,9 @@ pub(crate) fn clock_aborts(facts: &Facts, holder: &str) -> Option<Vec<std::ops::
             timer.callee_last == "setTimeout"
                 && timer.range.start < abort.range.start
                 && abort.range.end <= timer.range.end
-                // (The callback is the abort alone, beside the delay.)
-                && timer.range.len() <= abort.range.len() + 48
+                // (The callback is the abort, beside the delay, and at most a
+                // flag that says why: `timedOut = true`.)
+                && timer.range.len() <= abort.range.len() + 112
         })?;
         let in_a_listener = facts.calls.iter().any(|listener| {
             matches!(listener.callee_last.as_str(), "on" | "once" | "addEventListener" | "addListener")
