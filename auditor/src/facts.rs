@@ -4444,15 +4444,12 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether an `if`'s body ends with `continue`, `break` or `return`.
     fn ends_with_jump(&self, statement: Node<'t>) -> bool {
         self.last_jump_in_if_body(statement).is_some_and(|last| {
-            matches!(
-                self.kind_name(last),
-                "continue_statement"
-                    | "continue_expression"
-                    | "break_statement"
-                    | "break_expression"
-                    | "return_statement"
-                    | "return_expression"
-            )
+            let kind = self.kind_name(last);
+            is_continue(kind)
+                || matches!(
+                    kind,
+                    "break_statement" | "break_expression" | "return_statement" | "return_expression"
+                )
         })
     }
 

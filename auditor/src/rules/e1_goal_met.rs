@@ -35,7 +35,7 @@
 
 use super::{ClauseView, COUNT_WORDS};
 use crate::facts::{last_name, CallFact, Clause, Facts, KwargFact, Role};
-use crate::words::split_identifier;
+use crate::words::{contains_ignoring_case, split_identifier};
 
 const DONE_WORDS: &[&str] = &["done", "goal", "pass", "final", "submit", "submitted", "lgtm", "answer"];
 const MARKER_LITERALS: &[&str] = &[
@@ -655,12 +655,14 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
 
 /// A collection of tool calls by their short name (`tc_list`, `tcs`).
 fn names_the_calls_tc(clause: &Clause) -> bool {
-    clause.idents.iter().any(|ident| {
-        let words = split_identifier(ident);
-        !ident.contains('.')
-            && (ident == "tcs"
-                || (words.iter().any(|w| w == "tc") && words.iter().any(|w| w == "list" || w == "calls")))
-    })
+    // (Most negated names hold no `tc` at all: asked before any split.)
+    clause.idents.iter().filter(|ident| !ident.contains('.') && contains_ignoring_case(ident, "tc")).any(
+        |ident| {
+            let words = split_identifier(ident);
+            ident == "tcs"
+                || (words.iter().any(|w| w == "tc") && words.iter().any(|w| w == "list" || w == "calls"))
+        },
+    )
 }
 
 /// A Rust arm for the variant of a model's reply that is its answer

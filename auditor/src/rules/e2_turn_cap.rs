@@ -61,7 +61,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // A plain index equal to a collection's measured length asks for the
     // last item of a walk (`i === outputs.length - 1`), not how many passes
     // ran (`turn_count == 30` is a count: it is the plain side).
-    let last_item = clause.sides.as_ref().is_some_and(|[a, b]| {
+    let last_item = || {
+        let Some([a, b]) = clause.sides.as_ref() else { return false };
         let measured = |(words, plain): &(Vec<String>, Option<String>)| {
             plain.is_none() && words.len() > 1 && words.iter().any(|w| w == "len")
         };
@@ -69,8 +70,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             plain.is_some() && !words.iter().any(|w| w == "len")
         };
         (measured(a) && index(b)) || (measured(b) && index(a))
-    });
-    if clause.equality && !clause.ordering && last_item && !view.has("max") {
+    };
+    if clause.equality && !clause.ordering && !view.has("max") && last_item() {
         return false;
     }
     // A counter the loop moves by a constant each pass, whatever its name
