@@ -1845,6 +1845,23 @@ impl<'s, 't> Walker<'s, 't> {
         if !condition.is_empty() {
             let roots = self.boolean_roots(&condition);
             let clauses = self.clauses_of(&roots);
+            // `while index < plan.tasks.len()`: a walk by index over the
+            // plan's tasks (which a failed review may lengthen) ends when the
+            // work is done, as `for task in plan.tasks` does.
+            if self.innermost_loop().is_none() {
+                for &clause in &clauses {
+                    let clause = &mut self.facts.clauses[clause];
+                    let has = |word: &str| clause.words.iter().any(|w| w == word);
+                    // (Not a cap on a length, `depth < max_subtask_chain_length`.)
+                    if clause.ordering
+                        && (has("len") || has("length"))
+                        && (has("plan") || has("subtask"))
+                        && !has("max")
+                    {
+                        clause.walks_plan = true;
+                    }
+                }
+            }
             if kind == LoopKind::Until {
                 for &clause in &clauses {
                     self.facts.clauses[clause].until = true;
@@ -3102,7 +3119,15 @@ impl<'s, 't> Walker<'s, 't> {
         // What a counter counts: it sits in an error branch of its loop, or
         // not. Asked only of counters, since it builds the guards' clauses.
         let reset = !augmented && value.is_some_and(|v| matches!(self.text(v).trim(), "0" | "0.0"));
-        let error_branch = step && in_loop && self.in_error_branch(node, &targets[0]);
+        // (Outside any loop, in a function that may call itself: a count
+        // moved in its exception handler, `catch (e) { attempts++; return
+        // retry() }`, counts the calls that failed.)
+        let error_branch = step
+            && if in_loop {
+                self.in_error_branch(node, &targets[0])
+            } else {
+                self.in_a_handler_of_the_function()
+            };
         let guards = match self.innermost_loop() {
             Some((loop_frame, _)) if step => self.guard_clauses_above(loop_frame),
             _ => Vec::new(),
@@ -3440,6 +3465,19 @@ impl<'s, 't> Walker<'s, 't> {
         !amount.is_empty() && amount.len() <= 6 && amount.chars().all(|c| c.is_ascii_digit())
     }
 
+    /// Whether the walk is in an exception handler of the function it is in.
+    fn in_a_handler_of_the_function(&self) -> bool {
+        let floor = self.innermost_function_frame();
+        floor > 0
+            && self
+                .guard_frames
+                .iter()
+                .rev()
+                .take_while(|frame| **frame > floor)
+                .take(GUARD_LIMIT)
+                .any(|frame| matches!(self.frames[*frame].role, FrameRole::Handler(_)))
+    }
+
     /// Whether the walk is in an error branch of its innermost loop: an
     /// exception handler, or under a condition that reads a failure
     /// (`if err != nil`, `if failed`, `if not ok`).
@@ -3599,6 +3637,16 @@ impl<'s, 't> Walker<'s, 't> {
     /// The last statement of an `if`'s body (`if x { ...; break }`,
     /// `if x: ...; continue`).
     fn last_in_if_body(&self, statement: Node<'t>) -> Option<Node<'t>> {
+        // A Bash `if` holds its body's statements itself, after `then`.
+        if self.family == Family::Bash {
+            let mut cursor = statement.walk();
+            let then = statement.children(&mut cursor).find(|c| c.kind() == "then")?.end_byte();
+            let mut cursor = statement.walk();
+            let children: Vec<Node<'t>> = statement.named_children(&mut cursor).collect();
+            return children.into_iter().rev().find(|c| {
+                c.start_byte() >= then && !matches!(c.kind(), "comment" | "elif_clause" | "else_clause")
+            });
+        }
         let body = self.field(statement, "consequence").or_else(|| {
             self.children_named(statement)
                 .into_iter()
@@ -4281,7 +4329,7 @@ impl<'s, 't> Walker<'s, 't> {
                 let Some(last) = self.last_jump_in_if_body(statement) else { continue };
                 let condition =
                     |node: Node<'t>, skips: bool| self.field(node, "condition").map(|c| (c, skips));
-                if is_continue(self.kind_name(last)) {
+                if self.continues(last) {
                     conditions.extend(condition(statement, true));
                 } else if self.syn_of(last) != Syn::If {
                     continue;
@@ -4414,6 +4462,14 @@ impl<'s, 't> Walker<'s, 't> {
         Some(text.rsplit("::").next().unwrap_or(text))
     }
 
+    /// Whether `node` is a `continue` (in Bash, the command of that name).
+    fn continues(&self, node: Node<'t>) -> bool {
+        is_continue(self.kind_name(node))
+            || (self.family == Family::Bash
+                && self.kind_name(node) == "command"
+                && self.text(node).trim() == "continue")
+    }
+
     /// Whether `statement` is an `if` with no `else` or `elif`.
     fn if_without_else(&self, statement: Node<'t>) -> bool {
         self.syn_of(statement) == Syn::If
@@ -4438,14 +4494,14 @@ impl<'s, 't> Walker<'s, 't> {
         };
         block
             .and_then(last_statement)
-            .is_some_and(|last| is_continue(self.kind_name(self.inside_expression_statement(last))))
+            .is_some_and(|last| self.continues(self.inside_expression_statement(last)))
     }
 
     /// Whether an `if`'s body ends with `continue`, `break` or `return`.
     fn ends_with_jump(&self, statement: Node<'t>) -> bool {
         self.last_jump_in_if_body(statement).is_some_and(|last| {
             let kind = self.kind_name(last);
-            is_continue(kind)
+            self.continues(last)
                 || matches!(
                     kind,
                     "break_statement" | "break_expression" | "return_statement" | "return_expression"
@@ -4455,7 +4511,7 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether an `if` statement's body ends with `continue`.
     fn ends_with_continue(&self, statement: Node<'t>) -> bool {
-        self.last_jump_in_if_body(statement).is_some_and(|last| is_continue(self.kind_name(last)))
+        self.last_jump_in_if_body(statement).is_some_and(|last| self.continues(last))
     }
 
     /// Whether the body of an `if` ends with a plain `break` (no label, no

@@ -100,7 +100,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // Whether the loop leaves when the clause's detector fires: `if stuck:
     // break`, `while !loopDetected`; not `if done && !oscillationDetected`,
     // which leaves only when nothing was detected.
-    let leaves_on_detection = (view.role == Role::Guard) != clause.negated;
+    // (A count of stalls held against its limit leaves when it reaches
+    // it, however the comparison is written: `if (stalls <
+    // MAX_STALLS) { ...; continue } else { return }`.)
+    let against_a_limit = clause.ordering && view.any(&["max", "limit", "threshold"]);
+    let leaves_on_detection = (view.role == Role::Guard) != clause.negated || against_a_limit;
     // The last actions are all the same (`acts[-1] == acts[-2] ==
     // acts[-3]`, `len(set(last_three)) == 1`).
     if clause.repeats_recent {

@@ -72,7 +72,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
                 | "sync"
         )
     }) || view.literals.contains("cancel")
-        || view.stop_state_from_outside;
+        || view.stop_state_from_outside
+        || (view.callees.contains("is") && view.callees.contains("set"));
     if !may_match {
         return false;
     }
@@ -160,6 +161,22 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     }
     // `e.name === "AbortError"`.
     if view.any_literal(&["cancel"]) && (view.clause.equality || view.clause.membership) {
+        return true;
+    }
+    // An event of threads or tasks the loop waits on, whatever it is called
+    // (`debate_over = threading.Event()` ... `if debate_over.is_set():
+    // break`, `while not shutdown.is_set()`): another thread or task set it.
+    // (One named for the work being done is goal met's.)
+    // (The callee's words: `is_set` is `is`, `set`.)
+    let event_set = view.any_callee(&["is"])
+        && view.any_callee(&["set"])
+        && view.has("event")
+        && match view.role {
+            Role::Guard => !view.clause.negated,
+            Role::LoopCondition => view.clause.negated,
+            _ => false,
+        };
+    if event_set && !view.any(&["done", "final", "complete", "finished", "answer", "result"]) {
         return true;
     }
     // A stop flag or request that this pass's reply did not produce

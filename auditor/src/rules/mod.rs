@@ -58,7 +58,9 @@ pub(crate) struct Provenance<'a> {
 impl<'a> Provenance<'a> {
     pub(crate) fn new(facts: &'a Facts) -> Provenance<'a> {
         let mut counters: HashMap<&'a str, Vec<&'a AssignFact>> = HashMap::default();
-        for assign in facts.assigns.iter().filter(|a| (a.step || a.reset) && a.in_loop) {
+        // (And a count moved in a handler outside any loop: a function that
+        // calls itself again from its `catch` counts the failed calls.)
+        for assign in facts.assigns.iter().filter(|a| (a.step || a.reset) && (a.in_loop || a.error_branch)) {
             counters.entry(last_name(&assign.target)).or_default().push(assign);
         }
         // Each name's assignments by where they are, so that a loop finds
@@ -1011,6 +1013,19 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
         if e8_external_event::answered_by_hook(&expanded) {
             return Some(ExitId::E8);
         }
+    }
+    // A decision read by its own name as the work's stop, whose value the
+    // loop waited for (`decision = await
+    // this.#waitForLoopRecoveryDecision(..)` ... `decision === "stop"`): the
+    // loop paused for someone's choice, a person's.
+    if by_name == Some(ExitId::E1)
+        && clause.equality
+        && !clause.differs
+        && own.has("decision")
+        && own.any_literal(&["stop"])
+        && values_mention(provenance, clause, &["wait"])
+    {
+        return Some(ExitId::E6);
     }
     // An approval read by its own name as a person's, whose value a
     // model's review gave (`const isApproved = isApprovedReview(review)`
