@@ -2820,6 +2820,21 @@ impl<'s, 't> Walker<'s, 't> {
         })
     }
 
+    /// Whether a statement calls something (a few levels down at most).
+    fn calls_something(&self, statement: Node<'t>) -> bool {
+        let mut stack = vec![(statement, 0)];
+        while let Some((node, depth)) = stack.pop() {
+            if self.syn_of(node) == Syn::Call {
+                return true;
+            }
+            if depth < 6 {
+                let mut cursor = node.walk();
+                stack.extend(node.named_children(&mut cursor).map(|c| (c, depth + 1)));
+            }
+        }
+        false
+    }
+
     fn catching_try(&self) -> Option<Range<usize>> {
         let (loop_frame, _) = self.innermost_loop()?;
         (loop_frame..self.frames.len()).rev().find_map(|index| {
@@ -4089,6 +4104,20 @@ impl<'s, 't> Walker<'s, 't> {
             Some(arm) => self.skipping_guards(node, arm - 1),
             None => Vec::new(),
         };
+        // `if "**ERROR**" in answer: continue` then `self.set_output(answer);
+        // break`: when every skip before an exit with no guard of its own
+        // is a failed reply, the exit is the attempt that got through.
+        if groups.is_empty() && !skipped.is_empty() {
+            let failed = |clause: &Clause| {
+                clause.literals.iter().any(|l| l == "error")
+                    || clause.words.iter().any(|w| matches!(w.as_str(), "error" | "failed" | "fail"))
+            };
+            if skipped.iter().all(|&c| failed(&self.facts.clauses[c])) {
+                for &clause in &skipped {
+                    self.facts.clauses[clause].attempt_succeeded = true;
+                }
+            }
+        }
         // `if retries_left > 0 { retries_left -= 1; continue }` right before
         // the exit: an allowance spent on each skip, and the exit is where
         // the loop goes once it is used up.
@@ -4121,7 +4150,20 @@ impl<'s, 't> Walker<'s, 't> {
         // the return under no condition is the attempt that got through.
         let returns_value = matches!(self.kind_name(node), "return_statement" | "return_expression")
             && node.named_child_count() > 0;
-        if returns_value
+        // (Or a bare exit right after the work in the try's own body: `try:
+        // self.set_output(json.loads(answer)); return`.)
+        let after_the_work = || {
+            !returns_value
+                && self.catching_try().is_some()
+                && node.parent().is_some_and(|block| {
+                    block.parent().is_some_and(|t| self.kind_name(t) == "try_statement")
+                        && self
+                            .field(block.parent().unwrap_or(block), "body")
+                            .is_some_and(|b| b.id() == block.id())
+                })
+                && node.prev_named_sibling().is_some_and(|before| self.calls_something(before))
+        };
+        if (returns_value || after_the_work())
             && groups.is_empty()
             && skipped.is_empty()
             && (self.catching_try().is_some() || self.in_try_else())

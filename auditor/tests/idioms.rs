@@ -3792,3 +3792,24 @@ fn wave_33_idioms() {
     let limit = "async function run(agent) {\n  let repeatedRounds = 0;\n  let last = \"\";\n  for (let turn = 0; turn < 40; turn++) {\n    const reply = await agent.next();\n    if (!reply.toolCalls.length) return reply.text;\n    const signature = JSON.stringify(reply.toolCalls);\n    if (signature === last) {\n      repeatedRounds++;\n      if (repeatedRounds < MAX_REPEATED_ROUNDS) {\n        continue;\n      } else {\n        return;\n      }\n    }\n    last = signature;\n    await agent.runTools(reply.toolCalls);\n  }\n}\n";
     check(JavaScript, limit, &[E1, E2, E5]);
 }
+
+#[test]
+fn an_attempt_that_got_through_and_a_persons_go_ahead() {
+    // `try: self.set_output(json.loads(answer)); return`: the bare exit
+    // right after the work in the try is the attempt that got through.
+    let parsed = "import json\n\nclass LLM:\n    def invoke(self, prompt, max_retries=3):\n        for _ in range(max_retries + 1):\n            answer = self.chat(prompt)\n            try:\n                self.set_output(json.loads(answer))\n                return\n            except Exception:\n                prompt += \"\\nThe answer could not be parsed as JSON\"\n";
+    check(Python, parsed, &[E1, E2]);
+    // (A bare exit first thing in the try, with no work before it, is not.)
+    let bare = "class LLM:\n    def invoke(self, prompt, max_retries=3):\n        for _ in range(max_retries + 1):\n            answer = self.chat(prompt)\n            try:\n                break\n            except Exception:\n                prompt += \"again\"\n";
+    check_absent(Python, bare, E1);
+    // A reply skipped when it carries the error marker, then kept and the
+    // loop left: the attempt that got through.
+    let marker = "class LLM:\n    def invoke(self, prompt, max_retries=3):\n        for _ in range(max_retries + 1):\n            ans = self.chat(prompt)\n            if ans.find(\"**ERROR**\") >= 0:\n                continue\n            self.set_output(\"content\", ans)\n            break\n";
+    check(Python, marker, &[E1, E2]);
+    // (A skip that is no failure says nothing of the exit after it.)
+    let empty = "class LLM:\n    def invoke(self, prompt, max_retries=3):\n        for _ in range(max_retries + 1):\n            ans = self.chat(prompt)\n            if self.verbose:\n                continue\n            self.set_output(\"content\", ans)\n            break\n";
+    check_absent(Python, empty, E1);
+    // A person's go-ahead after testing the work: theirs, not goal met.
+    let go_ahead = "def run(self):\n    while True:\n        response = self.ask_human(convo)\n        user_feedback = response[\"user_input\"] if \"user_input\" in response else None\n        if user_feedback == \"continue\":\n            return {\"success\": True}\n        self.fix(user_feedback)\n";
+    check(Python, go_ahead, &[E6]);
+}

@@ -134,6 +134,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if cancelled_by_person(view) || (chose_to_cancel(view) && view.role != Role::Handler) {
         return true;
     }
+    // A person's answer that lets the loop end (`user_feedback =
+    // response['user_input']` ... `if user_feedback == 'continue': return`):
+    // the person tested the work and said to move on.
+    if view.role == Role::Guard
+        && view.clause.equality
+        && !view.clause.differs
+        && view.has("human")
+        && view.any(&["response", "input", "answer"])
+        && view.any_literal(&["continue", "done", "approve", "approved", "yes", "y", "ok"])
+    {
+        return true;
+    }
     if view.role == Role::Handler {
         // `except KeyboardInterrupt`, `except EOFError` (Ctrl-D at a prompt).
         return view.has("interrupt") || view.has("sigint") || view.has("eof");
