@@ -1853,10 +1853,17 @@ impl<'s, 't> Walker<'s, 't> {
                     let clause = &mut self.facts.clauses[clause];
                     let has = |word: &str| clause.words.iter().any(|w| w == word);
                     // (Not a cap on a length, `depth < max_subtask_chain_length`.)
+                    // (Nor a count of attempts or passes against a number or
+                    // the plan's size: `plan_retry_count < 3`, `iteration <
+                    // 3 * len(plan.steps)`.)
                     if clause.ordering
-                        && (has("len") || has("length"))
-                        && (has("plan") || has("subtask"))
-                        && !has("max")
+                        && has("len")
+                        && (has("plan")
+                            || has("plans")
+                            || has("planned")
+                            || has("subtask")
+                            || has("subtasks"))
+                        && !["max", "attempt", "iter", "turn", "round"].iter().any(|w| has(w))
                     {
                         clause.walks_plan = true;
                     }
@@ -2823,7 +2830,12 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether a statement calls something (a few levels down at most).
     fn calls_something(&self, statement: Node<'t>) -> bool {
         let mut stack = vec![(statement, 0)];
+        let mut visited = 0;
         while let Some((node, depth)) = stack.pop() {
+            visited += 1;
+            if visited > 64 {
+                return false;
+            }
             if self.syn_of(node) == Syn::Call {
                 return true;
             }
@@ -4107,10 +4119,19 @@ impl<'s, 't> Walker<'s, 't> {
         // `if "**ERROR**" in answer: continue` then `self.set_output(answer);
         // break`: when every skip before an exit with no guard of its own
         // is a failed reply, the exit is the attempt that got through.
-        if groups.is_empty() && !skipped.is_empty() {
+        // (The skip must be taken on the failure, so the exit runs when
+        // there was none; and an exit in a handler is the failure's own.)
+        let in_a_handler = self
+            .guard_frames
+            .iter()
+            .rev()
+            .take_while(|frame| **frame > floor)
+            .any(|frame| matches!(self.frames[*frame].role, FrameRole::Handler(_)));
+        if groups.is_empty() && !skipped.is_empty() && !in_a_handler {
             let failed = |clause: &Clause| {
-                clause.literals.iter().any(|l| l == "error")
-                    || clause.words.iter().any(|w| matches!(w.as_str(), "error" | "failed" | "fail"))
+                clause.negated
+                    && (clause.literals.iter().any(|l| l == "error")
+                        || clause.words.iter().any(|w| matches!(w.as_str(), "error" | "failed" | "fail")))
             };
             if skipped.iter().all(|&c| failed(&self.facts.clauses[c])) {
                 for &clause in &skipped {
@@ -4153,20 +4174,27 @@ impl<'s, 't> Walker<'s, 't> {
         // (Or a bare exit right after the work in the try's own body: `try:
         // self.set_output(json.loads(answer)); return`.)
         let after_the_work = || {
-            !returns_value
-                && self.catching_try().is_some()
-                && node.parent().is_some_and(|block| {
-                    block.parent().is_some_and(|t| self.kind_name(t) == "try_statement")
-                        && self
-                            .field(block.parent().unwrap_or(block), "body")
-                            .is_some_and(|b| b.id() == block.id())
-                })
-                && node.prev_named_sibling().is_some_and(|before| self.calls_something(before))
+            let Some(block) = node.parent() else { return false };
+            let Some(statement) = block.parent().filter(|t| self.kind_name(*t) == "try_statement") else {
+                return false;
+            };
+            // (A try that catches: not one with a `finally` alone.)
+            let catches = self
+                .children_named(statement)
+                .iter()
+                .any(|c| matches!(self.kind_name(*c), "except_clause" | "catch_clause"));
+            let mut before = node.prev_named_sibling();
+            while let Some(comment) = before.filter(|b| self.syn_of(*b) == Syn::Comment) {
+                before = comment.prev_named_sibling();
+            }
+            catches
+                && self.field(statement, "body").is_some_and(|b| b.id() == block.id())
+                && before.is_some_and(|before| self.calls_something(before))
         };
-        if (returns_value || after_the_work())
-            && groups.is_empty()
+        if groups.is_empty()
             && skipped.is_empty()
             && (self.catching_try().is_some() || self.in_try_else())
+            && (returns_value || after_the_work())
         {
             let clause = self.facts.clauses.len();
             self.facts.clauses.push(Clause {

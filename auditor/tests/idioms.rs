@@ -3813,3 +3813,33 @@ fn an_attempt_that_got_through_and_a_persons_go_ahead() {
     let go_ahead = "def run(self):\n    while True:\n        response = self.ask_human(convo)\n        user_feedback = response[\"user_input\"] if \"user_input\" in response else None\n        if user_feedback == \"continue\":\n            return {\"success\": True}\n        self.fix(user_feedback)\n";
     check(Python, go_ahead, &[E6]);
 }
+
+#[test]
+fn review_counterexamples_of_the_wave_33_rules() {
+    // A skip taken when nothing failed: the exit after it is the failure's.
+    let python = "def run(agent):\n    while True:\n        result = agent.step()\n        if result.done:\n            return result.output\n        if not result.error:\n            continue\n        log.error(\"step failed: %s\", result.error)\n        break\n";
+    let lines = evidence_lines(Python, python, E1);
+    assert!(lines.contains(&4) && !lines.contains(&6) && !lines.contains(&9), "{lines:?}\n{python}");
+    // A break in a catch after a failed reply's skip is an error exit.
+    let js = "async function run(llm, messages) {\n  while (true) {\n    const res = await llm(messages);\n    if (res.error) { await sleep(1000); continue; }\n    try { await runTool(JSON.parse(res.content)); }\n    catch (e) { console.error(\"bad tool call\", e); break; }\n  }\n}\n";
+    check_absent(JavaScript, js, E1);
+    // A recursion's turn count, moved on every call and in its catch too,
+    // is a turn cap.
+    let turns = "async function runAgent(messages, turn = 0) {\n  turn++;\n  if (turn > MAX_TURNS) return \"max turns reached\";\n  try {\n    const r = await model.chat(messages);\n    if (!r.toolCalls.length) return r.text;\n    messages.push(...await runTools(r.toolCalls));\n  } catch (e) { turn++; }\n  return runAgent(messages, turn);\n}\n";
+    check(JavaScript, turns, &[E1, E2]);
+    // An event named for the clock is the clock's.
+    let clock = "import threading\ntime_up_event = threading.Event()\n\ndef run(agent):\n    threading.Timer(MAX_RUNTIME_S, time_up_event.set).start()\n    while not time_up_event.is_set():\n        agent.step()\n";
+    check_absent(Python, clock, E8);
+    // Answers that agree up to a threshold: a loop's condition read as written.
+    let consensus = "def ask(llm, question):\n    identical_answers = 0\n    last = None\n    while identical_answers < CONSENSUS_THRESHOLD:\n        answer = llm(question)\n        identical_answers = identical_answers + 1 if answer == last else 0\n        last = answer\n    return last\n";
+    check_absent(Python, consensus, E5);
+    // A count of a plan's retries is no walk over the plan.
+    let retries = "def run(planner):\n    plan_retry_count = 0\n    while plan_retry_count < 3:\n        plan = planner.make_plan(llm)\n        plan_retry_count += 1\n";
+    check_absent(Python, retries, E1);
+    // A decision a planner model makes, in a file whose other function waits for a person's.
+    let planner = "async function run(planner, state) {\n  while (true) {\n    const decision = await planner.decide(state);\n    if (decision === \"stop\") break;\n    state = await act(decision);\n  }\n}\n\nasync function review() {\n  const decision = await waitForApproval();\n  return decision;\n}\n";
+    check_absent(JavaScript, planner, E6);
+    // A simulated user is a model, not a person.
+    let simulated = "def evaluate(agent, user_simulator, history):\n    for turn in range(20):\n        reply = agent.respond(history)\n        history.append(reply)\n        user_response = user_simulator.generate(history)\n        if user_response == \"done\":\n            break\n        history.append(user_response)\n";
+    check_absent(Python, simulated, E6);
+}

@@ -103,7 +103,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (A count of stalls held against its limit leaves when it reaches
     // it, however the comparison is written: `if (stalls <
     // MAX_STALLS) { ...; continue } else { return }`.)
-    let against_a_limit = clause.ordering && view.any(&["max", "limit", "threshold"]);
+    // (A loop's own condition reads as written: `while identical_answers <
+    // CONSENSUS_THRESHOLD` goes on until they agree.)
+    let against_a_limit = view.role == Role::Guard && clause.ordering && view.any(&["max", "threshold"]);
     let leaves_on_detection = (view.role == Role::Guard) != clause.negated || against_a_limit;
     // The last actions are all the same (`acts[-1] == acts[-2] ==
     // acts[-3]`, `len(set(last_three)) == 1`).

@@ -142,7 +142,8 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && !view.clause.differs
         && view.has("human")
         && view.any(&["response", "input", "answer"])
-        && view.any_literal(&["continue", "done", "approve", "approved", "yes", "y", "ok"])
+        && view.any_literal(&["continue", "done", "approve", "yes", "y", "ok"])
+        && !view.any(&["simulator", "simulate", "simulated", "model", "llm", "agent", "generate"])
     {
         return true;
     }

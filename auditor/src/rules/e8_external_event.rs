@@ -176,7 +176,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             Role::LoopCondition => view.clause.negated,
             _ => false,
         };
-    if event_set && !view.any(&["done", "final", "complete", "finished", "answer", "result"]) {
+    // (Nor one named for a bound or a person: `time_up_event`,
+    // `budget_exceeded_event`, `approval_event`.)
+    let names_another_exit = view.any(&[
+        "done", "final", "answer", "result", "goal", "time", "timeout", "deadline", "up", "budget", "cost",
+        "token", "approve", "human", "confirm",
+    ]);
+    if event_set && !names_another_exit {
         return true;
     }
     // A stop flag or request that this pass's reply did not produce

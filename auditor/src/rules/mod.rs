@@ -58,9 +58,9 @@ pub(crate) struct Provenance<'a> {
 impl<'a> Provenance<'a> {
     pub(crate) fn new(facts: &'a Facts) -> Provenance<'a> {
         let mut counters: HashMap<&'a str, Vec<&'a AssignFact>> = HashMap::default();
-        // (And a count moved in a handler outside any loop: a function that
-        // calls itself again from its `catch` counts the failed calls.)
-        for assign in facts.assigns.iter().filter(|a| (a.step || a.reset) && (a.in_loop || a.error_branch)) {
+        // (Outside any loop too: a function that calls itself counts its
+        // calls, or, moved only in its `catch`, its failed calls.)
+        for assign in facts.assigns.iter().filter(|a| a.step || a.reset) {
             counters.entry(last_name(&assign.target)).or_default().push(assign);
         }
         // Each name's assignments by where they are, so that a loop finds
@@ -1014,6 +1014,18 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
             return Some(ExitId::E8);
         }
     }
+    // A person's go-ahead by its own words whose value a model made
+    // (`user_response = user_simulator.generate(history)` ... `if
+    // user_response == "done"`): the simulated user is a model, and its
+    // "done" says the work is done.
+    if by_name == Some(ExitId::E6)
+        && clause.equality
+        && own.has("human")
+        && !clause.literals.is_empty()
+        && values_mention(provenance, clause, &["simulator", "simulate", "simulated", "llm", "model"])
+    {
+        return Some(ExitId::E1);
+    }
     // A decision read by its own name as the work's stop, whose value the
     // loop waited for (`decision = await
     // this.#waitForLoopRecoveryDecision(..)` ... `decision === "stop"`): the
@@ -1023,7 +1035,7 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
         && !clause.differs
         && own.has("decision")
         && own.any_literal(&["stop"])
-        && values_mention(provenance, clause, &["wait"])
+        && waited_for_in_the_function(provenance, clause)
     {
         return Some(ExitId::E6);
     }
@@ -1103,6 +1115,23 @@ fn classify_link_words(provenance: &Provenance<'_>, link: &ExitLink) -> Option<E
     // A flag that something outside the loop sets, with no words that say
     // why, is a stop from outside.
     clause.set_outside.then_some(ExitId::E8)
+}
+
+/// Whether a name of the clause was given, in the clause's own function
+/// and before it, the value of a wait (`decision = await
+/// this.#waitForLoopRecoveryDecision(..)`), not of a model's run
+/// (`waitForRunResult`, `waitForCompletion`).
+fn waited_for_in_the_function(provenance: &Provenance<'_>, clause: &Clause) -> bool {
+    let facts = provenance.facts;
+    let function = facts.function_at(clause.range.start);
+    clause.idents.iter().any(|ident| {
+        facts.definition(ident, clause.range.start, function).is_some_and(|d| {
+            let has = |w: &str| d.words.iter().any(|x| x == w);
+            d.function == function
+                && has("wait")
+                && !["run", "completion", "result", "model"].iter().any(|w| has(w))
+        })
+    })
 }
 
 /// Whether a value given to a name of the clause holds one of `words`
