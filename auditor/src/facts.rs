@@ -3495,14 +3495,17 @@ impl<'s, 't> Walker<'s, 't> {
     /// Whether the walk is in an exception handler of the function it is in.
     fn in_a_handler_of_the_function(&self) -> bool {
         let floor = self.innermost_function_frame();
-        floor > 0
-            && self
-                .guard_frames
-                .iter()
-                .rev()
-                .take_while(|frame| **frame > floor)
-                .take(GUARD_LIMIT)
-                .any(|frame| matches!(self.frames[*frame].role, FrameRole::Handler(_)))
+        floor > 0 && self.in_a_handler_above(floor)
+    }
+
+    /// Whether the walk is in an exception handler nearer than frame `floor`.
+    fn in_a_handler_above(&self, floor: usize) -> bool {
+        self.guard_frames
+            .iter()
+            .rev()
+            .take_while(|frame| **frame > floor)
+            .take(GUARD_LIMIT)
+            .any(|frame| matches!(self.frames[*frame].role, FrameRole::Handler(_)))
     }
 
     /// Whether the walk is in an error branch of its innermost loop: an
@@ -4121,13 +4124,7 @@ impl<'s, 't> Walker<'s, 't> {
         // is a failed reply, the exit is the attempt that got through.
         // (The skip must be taken on the failure, so the exit runs when
         // there was none; and an exit in a handler is the failure's own.)
-        let in_a_handler = self
-            .guard_frames
-            .iter()
-            .rev()
-            .take_while(|frame| **frame > floor)
-            .any(|frame| matches!(self.frames[*frame].role, FrameRole::Handler(_)));
-        if groups.is_empty() && !skipped.is_empty() && !in_a_handler {
+        if groups.is_empty() && !skipped.is_empty() && !self.in_a_handler_above(floor) {
             let failed = |clause: &Clause| {
                 clause.negated
                     && (clause.literals.iter().any(|l| l == "error")

@@ -73,7 +73,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         )
     }) || view.literals.contains("cancel")
         || view.stop_state_from_outside
-        || (view.callees.contains("is") && view.callees.contains("set"));
+        || asks_is_set(view);
     if !may_match {
         return false;
     }
@@ -167,9 +167,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // (`debate_over = threading.Event()` ... `if debate_over.is_set():
     // break`, `while not shutdown.is_set()`): another thread or task set it.
     // (One named for the work being done is goal met's.)
-    // (The callee's words: `is_set` is `is`, `set`.)
-    let event_set = view.any_callee(&["is"])
-        && view.any_callee(&["set"])
+    let event_set = asks_is_set(view)
         && view.has("event")
         && match view.role {
             Role::Guard => !view.clause.negated,
@@ -255,6 +253,11 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let checks_exists =
         view.any_callee(&["exists", "isfile", "stat", "access", "sync"]) || view.has("exists");
     checks_exists && (view.any(STOP_NAMES) || view.any_literal(STOP_NAMES))
+}
+
+/// The clause calls an event's `is_set()` (a callee's words: `is`, `set`).
+fn asks_is_set(view: &ClauseView<'_>) -> bool {
+    view.any_callee(&["is"]) && view.any_callee(&["set"])
 }
 
 /// `self.strategy.is_done(parsed, ctx)`: a call of something else that is
