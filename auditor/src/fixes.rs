@@ -108,9 +108,19 @@ pub(crate) fn suggest(
         endless.sort_by_key(|fact| (std::cmp::Reverse(fact.range.len()), fact.range.start));
         order.extend(endless);
     }
+    // Nothing tells the file that it is done: a loop over what a run
+    // streams, wherever the warning points, is where a check belongs.
+    if missing == Missing::Detect {
+        let streams = loops.iter().enumerate().filter(|(i, fact)| {
+            !candidates.contains(i)
+                && fact.kind.is_written()
+                && loop_node(tree, fact).is_some_and(|n| consumes_a_run(n, source))
+        });
+        order.extend(streams.map(|(_, fact)| fact));
+    }
     let syntactic = |fact: &LoopFact| fact.kind.is_written();
     let walk = |fact: &LoopFact| {
-        fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
+        fact.collection && !loop_node(tree, fact).is_some_and(|n| consumes_a_run(n, source))
     };
     // A loop inside another of these loops retries one step of it (`for
     // attempt in range(3)` around a request): the progress check belongs
@@ -141,7 +151,7 @@ pub(crate) fn suggest(
                 // walk over its steps needs a cap.)
                 let node = loop_node(tree, fact);
                 let plan_walk = missing == Missing::Bound && node.is_some_and(|n| walks_a_plan(n, source));
-                if fact.collection && !plan_walk && !node.is_some_and(|n| iterates_a_stream(n, source)) {
+                if fact.collection && !plan_walk && !node.is_some_and(|n| consumes_a_run(n, source)) {
                     continue;
                 }
                 // (Nor, for a completion check, a walk by index over a
@@ -249,8 +259,118 @@ fn loop_plan(
             if language == Language::Bash {
                 return repository_plan(source, &style, body, header, outer, inner, &unit);
             }
-            None
+            // A loop over what a run streams keeps nothing of its own: the
+            // event it is handed is the round's work, and a run that hands
+            // over the same event twice in a row is going round in circles.
+            // (Not in Python: the rules do not read a comparison of a `for`
+            // loop's own target with the last one as progress, since over a
+            // list it compares neighbours.)
+            let variable = (language != Language::Python && consumes_a_run(node, source))
+                .then(|| stream_variable(node, source))
+                .flatten()
+                .filter(|name| watchable(name))?;
+            let previous = fresh_name(source, &style.names(&[&format!("previous_{variable}")]));
+            Some(Plan {
+                exit: ExitId::E5,
+                title: format!(
+                    "Stop when the run repeats itself: compare each `{variable}` with the one before"
+                ),
+                inserts: vec![
+                    (header, style.previous_declaration(&previous, outer)),
+                    (
+                        body_top(node, body, first, source),
+                        style.progress_check(&variable, &previous, inner, &unit),
+                    ),
+                ],
+                replaces: Vec::new(),
+            })
         }
+    }
+}
+
+/// Whether a loop consumes what an agent run streams, one event at a time:
+/// a walk over a run's stream (`iterates_a_stream`), a `for await` over
+/// anything but the chunks of one reply, a Go `range` over
+/// a channel named for events (`for ev := range events`), a Rust `while let
+/// Some(event) = rx.recv().await`.
+fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
+    if iterates_a_stream(node, source) {
+        return true;
+    }
+    let Some(variable) = stream_variable(node, source) else { return false };
+    let chunks = crate::words::split_identifier(&variable).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line" | "byte"
+        )
+    });
+    if chunks {
+        return false;
+    }
+    let mut cursor = node.walk();
+    let tokens: Vec<&str> = node.children(&mut cursor).map(|c| c.kind()).collect();
+    match node.kind() {
+        // JavaScript's `for await (...)`.
+        "for_in_statement" if tokens.contains(&"await") => true,
+        "for_statement" => node
+            .named_child(0)
+            .filter(|c| c.kind() == "range_clause")
+            .and_then(|c| c.child_by_field_name("right"))
+            .filter(|right| matches!(right.kind(), "identifier" | "selector_expression"))
+            .and_then(|right| source.get(right.byte_range()))
+            .is_some_and(|text| {
+                let last = text.rsplit('.').next().unwrap_or(text);
+                crate::words::split_identifier(last)
+                    .last()
+                    .is_some_and(|w| matches!(w.as_str(), "event" | "events" | "update" | "updates"))
+            }),
+        "while_expression" => node
+            .child_by_field_name("condition")
+            .filter(|c| c.kind() == "let_condition")
+            .and_then(|c| c.child_by_field_name("value"))
+            .and_then(|value| source.get(value.byte_range()))
+            .is_some_and(|text| {
+                let text: String = text.split_whitespace().collect();
+                text.ends_with(".await") && (text.contains(".recv()") || text.contains(".next()"))
+            }),
+        _ => false,
+    }
+}
+
+/// The one name a loop over a stream binds each pass (`event` of `for
+/// await (const event of ...)`, `ev` of `for _, ev := range events`,
+/// `event` of `while let Some(event) = ...`); none for a destructuring.
+fn stream_variable(node: Node<'_>, source: &str) -> Option<String> {
+    let binding = node
+        .child_by_field_name("left")
+        .or_else(|| node.child_by_field_name("pattern"))
+        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause")?.child_by_field_name("left"))
+        .or_else(|| {
+            let condition = node.child_by_field_name("condition").filter(|c| c.kind() == "let_condition")?;
+            let pattern = condition.child_by_field_name("pattern")?;
+            let constructor = pattern.child_by_field_name("type").and_then(|t| source.get(t.byte_range()));
+            (pattern.kind() == "tuple_struct_pattern" && matches!(constructor, Some("Some" | "Ok")))
+                .then_some(pattern)
+        })?;
+    let mut names: Vec<&str> = Vec::new();
+    let mut stack = vec![binding];
+    // (`Some(event)`: the constructor binds nothing.)
+    let constructor = binding.child_by_field_name("type").map(|t| t.id());
+    while let Some(n) = stack.pop() {
+        if Some(n.id()) == constructor {
+            continue;
+        }
+        if n.kind() == "identifier" {
+            names.push(source.get(n.byte_range())?);
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    // (Go's `for _, ev := range events`: the blank index is no binding.)
+    names.retain(|name| *name != "_");
+    match names.as_slice() {
+        [name] => Some(name.to_string()),
+        _ => None,
     }
 }
 

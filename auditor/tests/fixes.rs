@@ -508,3 +508,40 @@ fn a_snapshot_taken_before_the_round_is_not_what_is_watched() {
     assert!(diff.contains("HEAD_AFTER") && !diff.contains("previous_HEAD_BEFORE"), "{diff}");
     assert!(audit(&fixed, None, Some(Language::Bash)).found().contains(&ExitId::E5), "{fixed}");
 }
+
+#[test]
+fn a_repeat_check_for_a_loop_over_what_a_run_streams() {
+    // Each of these loops consumes the events of a run and keeps nothing of
+    // its own; the round's work is the event it is handed.
+    let cases: [(Language, &str, &str); 3] = [
+        (
+            Language::TypeScript,
+            "async function drive(loop: Loop, messages: Message[], maxTurns: number): Promise<void> {\n  let turns = 0;\n  for await (const event of loop.run(messages)) {\n    if (++turns > maxTurns) break;\n    render(event);\n  }\n}\n",
+            "JSON.stringify(event) === previousEvent",
+        ),
+        (
+            Language::Go,
+            "package a\n\nfunc drive(events chan Event) {\n\tturns := 0\n\tfor ev := range events {\n\t\tturns++\n\t\tif turns > maxTurns {\n\t\t\treturn\n\t\t}\n\t\tshow(ev)\n\t}\n}\n",
+            "fmt.Sprint(ev) == previousEv",
+        ),
+        (
+            Language::Rust,
+            "async fn drive(mut rx: Receiver<Event>) {\n    let mut turns = 0;\n    while let Some(event) = rx.recv().await {\n        turns += 1;\n        if turns > MAX_TURNS {\n            break;\n        }\n        handle(&event);\n    }\n}\n",
+            "previous_event.as_ref() == Some(&event)",
+        ),
+    ];
+    for (language, source, check) in cases {
+        let (fixed, diff) = applied(language, source, ExitId::E5);
+        assert!(fixed.contains(check), "{language}: {diff}");
+        assert_eq!(audit(&fixed, None, Some(language)).verdict.as_str(), "CONVERGES", "{language}\n{fixed}");
+    }
+    // The warning may point at another loop of the file (a walk that sets
+    // the run up): the check still goes on the loop over the run's events.
+    let set_up = "package a\n\nfunc drive(registry Registry) {\n\tfor _, name := range registry.Names() {\n\t\tfmt.Println(name)\n\t}\n\tctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)\n\tdefer cancel()\n\tevents := runner.Run(ctx, task)\n\tfor ev := range events {\n\t\tshow(ev)\n\t}\n}\n";
+    let (fixed, _) = applied(Language::Go, set_up, ExitId::E5);
+    assert!(fixed.contains("\tfor ev := range events {\n\t\tif fmt.Sprint(ev) == previousEv {"), "{fixed}");
+    // The chunks of one reply are no run's events: nothing to compare.
+    let chunks = "async function show(result: Result): Promise<void> {\n  let n = 0;\n  for await (const chunk of result.textStream) {\n    if (++n > 1000) break;\n    process.stdout.write(chunk);\n  }\n}\n";
+    let report = audit(chunks, None, Some(Language::TypeScript));
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
+}
