@@ -167,6 +167,10 @@ pub(crate) struct Clause {
     /// a history (`len(acts) >= 3 and acts[-1] == acts[-2]`): a length here
     /// only makes sure there are enough of them to compare.
     pub beside_repeat: bool,
+    /// For an alternative of a `match`/`switch` case: the names of the
+    /// value the case tests (`input` of `match input { "/exit" => break }`),
+    /// whose provenance is the alternative's too.
+    pub subject_idents: Vec<String>,
     /// The exit under this guard is preceded, in the guard's own body, by a
     /// status or reason set to a word of completion (`result.ExitReason =
     /// "final_answer"`, `status = "completed"`): the loop says why it ends.
@@ -1134,6 +1138,9 @@ struct Walker<'s, 't> {
     /// `clauses_of` reads a name that holds a boolean of parts part by part
     /// (`boolean_alias_parts`): set only while the guard of an exit is read.
     alias_parts: bool,
+    /// The names of a case's subject, by the start of each alternative of
+    /// the case (`Clause::subject_idents`).
+    case_subjects: std::cell::RefCell<HashMap<usize, Vec<String>>>,
     /// The named children of the parents whose siblings were asked for, by
     /// the parent's node id: an exit asks of its block once per rule, and a
     /// block of many statements would otherwise be walked from its first
@@ -1255,6 +1262,7 @@ pub(crate) fn collect(tree: &Tree, source: &str, family: Family) -> Facts {
         guard_frames: Vec::new(),
         clause_memo: HashMap::default(),
         alias_parts: false,
+        case_subjects: std::cell::RefCell::default(),
         children_memo: std::cell::RefCell::default(),
         callee_kinds: HashMap::default(),
         words_memo: std::cell::RefCell::default(),
@@ -3725,6 +3733,10 @@ impl<'s, 't> Walker<'s, 't> {
                         // `handle(input.command)`: a field of a value hands
                         // on where the value came from.
                         arg_idents.push(root.to_string());
+                    } else if let Some(root) = self.text(argument).strip_suffix("()").and_then(field_root) {
+                        // So does what a method of it returns with nothing
+                        // handed in (`strings.TrimSpace(scanner.Text())`).
+                        arg_idents.push(root.to_string());
                     }
                 }
                 if callees.last().is_some_and(|name: &String| is_search_callee(name)) {
@@ -3969,7 +3981,19 @@ impl<'s, 't> Walker<'s, 't> {
                 // alternative is a test of its own, so that the words of one
                 // do not join the other's (`max` and `turn` are no turn cap).
                 if let Some(pattern) = pattern {
+                    let from = nodes.len();
                     alternatives_of(pattern, &mut nodes);
+                    // (Each learns the names of what the case tests.)
+                    if from > 0 {
+                        let names = self.plain_names(nodes[0]);
+                        if !names.is_empty() {
+                            for alternative in &nodes[from..] {
+                                self.case_subjects
+                                    .borrow_mut()
+                                    .insert(alternative.start_byte(), names.clone());
+                            }
+                        }
+                    }
                 }
                 if let Some(guard) = self.field(node, "guard") {
                     nodes.push(guard);
@@ -4000,6 +4024,34 @@ impl<'s, 't> Walker<'s, 't> {
         nodes
     }
 
+    /// The plain names of a value, at most four (`input` of `input`,
+    /// `input.as_str()` or `cmd.trim()`), skipping called names' last parts.
+    fn plain_names(&self, node: Node<'t>) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut stack = vec![node];
+        let mut visited = 0;
+        while let Some(n) = stack.pop() {
+            visited += 1;
+            if visited > 32 || names.len() >= 4 {
+                break;
+            }
+            if self.kind_of(n).1 && n.child_count() == 0 {
+                // (The called method's own name, `as_str`, is no value.)
+                let called = n.next_sibling().is_none()
+                    && n.parent()
+                        .and_then(|p| p.next_sibling())
+                        .is_some_and(|a| matches!(self.kind_name(a), "arguments" | "argument_list"));
+                if !called {
+                    names.push(self.text(n).to_string());
+                }
+            }
+            let mut cursor = n.walk();
+            let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+        names
+    }
+
     /// A Rust `let PATTERN = VALUE else { ... };`: a guard whose `else`
     /// runs when the value does not match the pattern.
     fn is_let_else(&self, node: Node<'t>) -> bool {
@@ -4024,8 +4076,15 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
+        // (`return nil` of a Go function that returns only its error hands
+        // back nothing.)
+        let returns_nil = self.family == Family::Go && {
+            let value = self.text(node).trim_start_matches("return").trim();
+            value == "nil"
+        };
         if matches!(self.kind_name(node), "return_statement" | "return_expression")
             && node.named_child_count() > 0
+            && !returns_nil
         {
             self.facts.return_sites.insert(site.start);
         }
@@ -4828,6 +4887,9 @@ impl<'s, 't> Walker<'s, 't> {
     /// (the part itself, or the condition that reads it through a name).
     fn push_clause(&mut self, part: Node<'t>, range: Range<usize>) -> usize {
         let mut collected = self.collect(&[part]);
+        if let Some(names) = self.case_subjects.borrow().get(&part.start_byte()) {
+            collected.clause.subject_idents = names.clone();
+        }
         collected.clause.range = range;
         collected.clause.sides = self.sides_of(part);
         collected.clause.call_root = self.root_call(part);

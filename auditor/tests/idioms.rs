@@ -3843,3 +3843,22 @@ fn review_counterexamples_of_the_wave_33_rules() {
     let simulated = "def evaluate(agent, user_simulator, history):\n    for turn in range(20):\n        reply = agent.respond(history)\n        history.append(reply)\n        user_response = user_simulator.generate(history)\n        if user_response == \"done\":\n            break\n        history.append(user_response)\n";
     check_absent(Python, simulated, E6);
 }
+
+#[test]
+fn a_chat_repl_left_by_the_persons_quit_command() {
+    // Rust: the line read into `line`, trimmed, and matched against the
+    // command that leaves: the person's, not the work's.
+    let rust = "fn chat() -> io::Result<()> {\n    loop {\n        print!(\"You> \");\n        let mut line = String::new();\n        if io::stdin().read_line(&mut line)? == 0 {\n            break;\n        }\n        let input = line.trim();\n        match input {\n            \"/exit\" => break,\n            \"/help\" => print_help(),\n            _ => run_agent(input)?,\n        }\n    }\n    Ok(())\n}\n";
+    check(Rust, rust, &[E6]);
+    assert!(evidence_lines(Rust, rust, E6).contains(&10), "{:?}", evidence_lines(Rust, rust, E6));
+    // Go: a slash command's handler, handed the scanned line, says quit.
+    let go = "package main\n\nfunc chat(ctx context.Context, h *Handler, a *Agent) error {\n\tscanner := bufio.NewScanner(os.Stdin)\n\tfor {\n\t\tif !scanner.Scan() {\n\t\t\treturn nil\n\t\t}\n\t\tline := strings.TrimSpace(scanner.Text())\n\t\tif strings.HasPrefix(line, \"/\") {\n\t\t\tresult := h.Handle(ctx, line)\n\t\t\tif result.Handled {\n\t\t\t\tif result.Quit {\n\t\t\t\t\treturn nil\n\t\t\t\t}\n\t\t\t\tcontinue\n\t\t\t}\n\t\t}\n\t\tif err := a.Run(ctx, line); err != nil {\n\t\t\tfmt.Println(err)\n\t\t}\n\t}\n}\n";
+    check(Go, go, &[E6]);
+    assert!(evidence_lines(Go, go, E6).contains(&13), "{:?}", evidence_lines(Go, go, E6));
+    // The work's own result still ends the work, `return nil` or not.
+    let work = "package main\n\nfunc run(ctx context.Context, a *Agent, task string) error {\n\tfor turn := 0; turn < maxTurns; turn++ {\n\t\tresult := a.Step(ctx, task)\n\t\tif result.Done {\n\t\t\treturn nil\n\t\t}\n\t}\n\treturn errTooManyTurns\n}\n";
+    check(Go, work, &[E1, E2]);
+    // A case over what the model said is no person's command.
+    let model = "fn run(agent: &mut Agent) {\n    for _ in 0..MAX_TURNS {\n        let reply = agent.step();\n        match reply.action.as_str() {\n            \"finish\" => break,\n            _ => agent.act(&reply),\n        }\n    }\n}\n";
+    check(Rust, model, &[E1, E2]);
+}

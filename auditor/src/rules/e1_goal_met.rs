@@ -556,10 +556,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let exists = !clause.ordering
         && !clause.membership
         && (clause.equality == (clause.none_literal && clause.differs));
-    // (Not its error, `if result.get("error")`.)
+    // (Not its error, `if result.get("error")`; nor what a person's line
+    // made, `result := handler.Handle(ctx, line)` ... `if result.Handled`.)
     if view.this_pass
         && exists
         && !clause.negated
+        && !view.from_input
         && view.any(&["result", "answer", "final"])
         && !view.any(FAILURE_WORDS)
         && !view.any_literal(FAILURE_WORDS)

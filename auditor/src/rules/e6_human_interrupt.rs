@@ -282,7 +282,9 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]) || empty_line);
     // `Err(ReadlineError::Eof) => break`: the person closed the prompt
     // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
-    let quit_command = view.has("quit") && view.any(&["command", "cmd"]);
+    // So is a quit flag of what a person's line made (`result :=
+    // handler.Handle(ctx, line)` ... `if result.Quit { return }`).
+    let quit_command = view.has("quit") && (view.any(&["command", "cmd"]) || typed);
     // `ReadLineResult::Eof => break`: a line editor's end of input, by its
     // own words.
     // (An error compared with the end of a stream, `err == io.EOF`, is

@@ -698,6 +698,13 @@ impl<'a> ClauseView<'a> {
                     && l.range.contains(&clause.range.start)
             })
         };
+        // (A case's alternative was typed when the value the case tests was:
+        // `match input { "/exit" => break }`.)
+        for ident in &clause.subject_idents {
+            if let Some(definition) = facts.definition(ident, clause.range.start, function) {
+                from_input |= reads_input(provenance, definition, function, 3, true);
+            }
+        }
         for ident in &clause.idents {
             // (`controller` of `!controller.signal.aborted`, aborted by a
             // timer; a timer set in a pass times one request.)
