@@ -3862,3 +3862,12 @@ fn a_chat_repl_left_by_the_persons_quit_command() {
     let model = "fn run(agent: &mut Agent) {\n    for _ in 0..MAX_TURNS {\n        let reply = agent.step();\n        match reply.action.as_str() {\n            \"finish\" => break,\n            _ => agent.act(&reply),\n        }\n    }\n}\n";
     check(Rust, model, &[E1, E2]);
 }
+
+#[test]
+fn a_rollout_ends_when_no_environment_is_left_running() {
+    let rollout = "def rollout(self, batch):\n    env_outputs = self.envs.reset()\n    for turn in range(self.max_turn):\n        actions = self.policy.generate(env_outputs)\n        env_outputs = self.envs.step(actions)\n        if len(env_outputs) == 0:\n            break\n    return self.envs.get_rollout_states()\n";
+    check(Python, rollout, &[E1, E2]);
+    // An environment's settings running out say nothing of the episodes.
+    let settings = "def run(agent):\n    for turn in range(MAX_TURNS):\n        env_config = agent.load_env_config()\n        if not env_config:\n            break\n        agent.step(env_config)\n";
+    check_absent(Python, settings, E1);
+}

@@ -471,6 +471,18 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // No environment left running after this pass's step (`env_outputs =
+    // es_manager.step(actions)` ... `if len(env_outputs) == 0: break`): a
+    // rollout whose every episode has ended.
+    if view.this_pass
+        && view.tests_nothing()
+        && !view.from_input
+        && view.any(&["env", "envs", "environment", "environments"])
+        && view.any(&["step", "outputs", "obs", "observations", "active", "running"])
+        && !view.any(&["error", "errors", "fail", "failed", "config", "var", "vars"])
+    {
+        return true;
+    }
     // `self.state.is_round_end()`, `isOver()`.
     if let Some(name) = &clause.call_root {
         let words = crate::words::canonical_words(name);
