@@ -1827,13 +1827,22 @@ impl<'s, 't> Walker<'s, 't> {
         let range = node.byte_range();
         let bounded = range_bound.is_some_and(|bound| self.is_bounded_range(bound));
         let function = self.innermost_function();
+        // A Python `for` sets its target on every pass (`async for message
+        // in stream`): a check that compares it with the last one sees it
+        // move.
+        let mut assigned = HashSet::default();
+        if self.family == Family::Python && self.kind_name(node) == "for_statement" {
+            if let Some(left) = self.field(node, "left") {
+                assigned.extend(self.collect_idents(left).into_iter().take(4));
+            }
+        }
         self.facts.loops.push(LoopFact {
             kind,
             range: range.clone(),
             infinite,
             exit_sites: 0,
             framework: None,
-            assigned: HashSet::default(),
+            assigned,
             function_name: None,
             collection: collection_walk || (range_bound.is_some() && !bounded),
             function,

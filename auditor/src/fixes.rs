@@ -262,10 +262,7 @@ fn loop_plan(
             // A loop over what a run streams keeps nothing of its own: the
             // event it is handed is the round's work, and a run that hands
             // over the same event twice in a row is going round in circles.
-            // (Not in Python: the rules do not read a comparison of a `for`
-            // loop's own target with the last one as progress, since over a
-            // list it compares neighbours.)
-            let variable = (language != Language::Python && consumes_a_run(node, source))
+            let variable = consumes_a_run(node, source)
                 .then(|| stream_variable(node, source))
                 .flatten()
                 .filter(|name| watchable(name))?;
@@ -289,8 +286,8 @@ fn loop_plan(
 }
 
 /// Whether a loop consumes what an agent run streams, one event at a time:
-/// a walk over a run's stream (`iterates_a_stream`), a `for await` over
-/// anything but the chunks of one reply, a Go `range` over
+/// a walk over a run's stream (`iterates_a_stream`), a `for await` or an
+/// `async for` over anything but the chunks of one reply, a Go `range` over
 /// a channel named for events (`for ev := range events`), a Rust `while let
 /// Some(event) = rx.recv().await`.
 fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
@@ -310,8 +307,10 @@ fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
     let mut cursor = node.walk();
     let tokens: Vec<&str> = node.children(&mut cursor).map(|c| c.kind()).collect();
     match node.kind() {
-        // JavaScript's `for await (...)`.
-        "for_in_statement" if tokens.contains(&"await") => true,
+        // JavaScript's `for await (...)`, Python's `async for`.
+        "for_in_statement" | "for_statement" if tokens.iter().any(|k| matches!(*k, "await" | "async")) => {
+            true
+        }
         "for_statement" => node
             .named_child(0)
             .filter(|c| c.kind() == "range_clause")
@@ -700,7 +699,7 @@ fn watched_value<'t>(
     // The pass's result set inside a retry loop of the pass (`var response
     // string` ... `for attempt := ...; { response = resp; break }`): the
     // check goes after that loop.
-    if let Some(watch) = result_of_a_retry(body, source) {
+    if let Some(watch) = result_of_a_retry(body, source, language) {
         return Some(watch);
     }
     // A step that returns nothing but fills in a dict the pass reads after
@@ -803,8 +802,11 @@ fn returns_nothing(body: Node<'_>, statement: Node<'_>, source: &str) -> bool {
 
 /// A name the body declares (or sets) before one of its own loops, that
 /// the loop sets and that says it is the pass's result (`response`,
-/// `reply`): the loop retries the step that makes it.
-fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
+/// `reply`): the loop retries the step that makes it. (In Python a name
+/// the inner loop sets is the pass's after it without a declaration: a
+/// round that walks its workers, `for agent_id in self._workers: result =
+/// await agent.execute(context)`, is watched on the last one's result.)
+fn result_of_a_retry<'t>(body: Node<'t>, source: &str, language: Language) -> Option<Watch<'t>> {
     let statements = body_statements(body);
     for (index, &statement) in statements.iter().enumerate() {
         let is_loop = statement.child_by_field_name("body").is_some()
@@ -833,25 +835,26 @@ fn result_of_a_retry<'t>(body: Node<'t>, source: &str) -> Option<Watch<'t>> {
             stack.extend(node.named_children(&mut cursor));
         }
         let declared_before = |name: &str| {
-            statements[..index].iter().any(|earlier| {
-                let text = source.get(earlier.byte_range()).unwrap_or("");
-                let words: Vec<&str> = text
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .filter(|w| !w.is_empty())
-                    .collect();
-                let head = &words[..words.len().min(3)];
-                head.contains(&name)
-                    && matches!(
-                        earlier.kind(),
-                        "var_declaration"
-                            | "short_var_declaration"
-                            | "lexical_declaration"
-                            | "variable_declaration"
-                            | "let_declaration"
-                            | "expression_statement"
-                            | "variable_assignment"
-                    )
-            })
+            language == Language::Python
+                || statements[..index].iter().any(|earlier| {
+                    let text = source.get(earlier.byte_range()).unwrap_or("");
+                    let words: Vec<&str> = text
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    let head = &words[..words.len().min(3)];
+                    head.contains(&name)
+                        && matches!(
+                            earlier.kind(),
+                            "var_declaration"
+                                | "short_var_declaration"
+                                | "lexical_declaration"
+                                | "variable_declaration"
+                                | "let_declaration"
+                                | "expression_statement"
+                                | "variable_assignment"
+                        )
+                })
         };
         if let Some(name) =
             set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))

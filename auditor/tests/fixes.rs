@@ -535,6 +535,10 @@ fn a_repeat_check_for_a_loop_over_what_a_run_streams() {
         assert!(fixed.contains(check), "{language}: {diff}");
         assert_eq!(audit(&fixed, None, Some(language)).verdict.as_str(), "CONVERGES", "{language}\n{fixed}");
     }
+    // Python's `async for` over a team's stream: its target moves each pass.
+    let python = "async def drive(team, task, max_turns):\n    turns = 0\n    async for message in team.run_stream(task=task):\n        turns += 1\n        if turns > max_turns:\n            break\n        print(message)\n";
+    let (fixed, _) = applied(Language::Python, python, ExitId::E5);
+    assert!(fixed.contains("        if message == previous_message:\n"), "{fixed}");
     // The warning may point at another loop of the file (a walk that sets
     // the run up): the check still goes on the loop over the run's events.
     let set_up = "package a\n\nfunc drive(registry Registry) {\n\tfor _, name := range registry.Names() {\n\t\tfmt.Println(name)\n\t}\n\tctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)\n\tdefer cancel()\n\tevents := runner.Run(ctx, task)\n\tfor ev := range events {\n\t\tshow(ev)\n\t}\n}\n";
@@ -544,4 +548,15 @@ fn a_repeat_check_for_a_loop_over_what_a_run_streams() {
     let chunks = "async function show(result: Result): Promise<void> {\n  let n = 0;\n  for await (const chunk of result.textStream) {\n    if (++n > 1000) break;\n    process.stdout.write(chunk);\n  }\n}\n";
     let report = audit(chunks, None, Some(Language::TypeScript));
     assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
+}
+
+#[test]
+fn a_round_that_walks_its_workers_is_watched_after_the_walk() {
+    // Python: the name the walk sets is the round's after it.
+    let source = "async def run(self, task, max_rounds):\n    context = task\n    for _ in range(max_rounds):\n        for agent_id in self._workers:\n            agent = self._client.get_agent(agent_id)\n            result = await agent.execute(context)\n            if result.success:\n                context = result.content\n    return context\n";
+    let (fixed, diff) = applied(Language::Python, source, ExitId::E5);
+    assert!(
+        fixed.contains("                context = result.content\n        if result == previous_result:\n            break"),
+        "{diff}"
+    );
 }
