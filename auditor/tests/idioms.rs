@@ -3871,3 +3871,20 @@ fn a_rollout_ends_when_no_environment_is_left_running() {
     let settings = "def run(agent):\n    for turn in range(MAX_TURNS):\n        env_config = agent.load_env_config()\n        if not env_config:\n            break\n        agent.step(env_config)\n";
     check_absent(Python, settings, E1);
 }
+
+#[test]
+fn an_assistant_reply_and_a_timeout_around_one_jobs_run() {
+    // The prediction is the assistant's reply, not an API call: answered.
+    let harness = "def run(self, predict_func, history):\n    predictions = []\n    while True:\n        prediction = predict_func(history)\n        if prediction[\"role\"] == \"assistant\":\n            predictions.append(prediction)\n            break\n        elif prediction[\"role\"] == \"api\":\n            history.append(self.execute_tool(**prediction[\"request\"]))\n    return predictions\n";
+    check(Python, harness, &[E1]);
+    // A role compared in a person's line is not the model's answer.
+    let typed = "def chat(agent):\n    while True:\n        role = input(\"role> \")\n        if role == \"assistant\":\n            break\n        agent.step(role)\n";
+    check_absent(Python, typed, E1);
+    // The timeout wraps one job's whole agent run; the batch walks jobs,
+    // and the loop calls a field's method that happens to share the name.
+    let executor = "class Executor:\n    async def run_batch(self, jobs):\n        for job in jobs:\n            await self.execute(job)\n\n    async def execute(self, job):\n        try:\n            return await asyncio.wait_for(self._inner(job), timeout=job.timeout)\n        except TimeoutError:\n            return None\n\n    async def _inner(self, job):\n        for iteration in range(job.max_iterations):\n            reply = await self.llm.complete(job.messages)\n            if not reply.tool_uses:\n                return reply.text\n            for tool_use in reply.tool_uses:\n                await self._tools.execute(tool_use)\n";
+    check(Python, executor, &[E1, E2, E4]);
+    // A timeout in a helper the agent's turns call bounds one step.
+    let step = "class Agent:\n    async def run(self, task):\n        while True:\n            reply = await self.execute(task)\n            if reply.done:\n                return reply\n\n    async def execute(self, task):\n        return await asyncio.wait_for(self.llm.complete(task), timeout=30)\n";
+    check_absent(Python, step, E4);
+}

@@ -536,6 +536,20 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // This pass's prediction is the assistant's own reply rather than a
+    // call (`if prediction["role"] == "assistant": break` beside `elif
+    // prediction["role"] == "api"`): the model answered.
+    if view.this_pass
+        && clause.equality
+        && !clause.negated
+        && !clause.differs
+        && view.role == Role::Guard
+        && !view.from_input
+        && view.has("role")
+        && view.any_literal(&["assistant"])
+    {
+        return true;
+    }
     // This pass's reply is addressed to the user and handed back
     // (`if post.send_to == "User": return post`).
     if view.this_pass && view.returns_value && clause.equality && view.any_literal(&["human"]) {

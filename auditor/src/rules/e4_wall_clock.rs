@@ -147,12 +147,31 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
             // is the helper).
             // (Nor one in a closure written inside a loop's body, a
             // retry callback that times its own request.)
+            // (A function a walk over items calls once per item, `for job
+            // in batch: await self.execute(job)`, is no turn of an agent:
+            // its timeout bounds the whole run of one job's agent. Nor is
+            // another object's method of the same name, `self._tools.execute`.)
             let in_a_loops_body =
                 facts.loops.iter().any(|l| l.kind.is_written() && l.range.contains(&call.range.start));
+            let called_on_turns = |name: &String| {
+                facts.called_in_loops.contains(name)
+                    && facts.calls.iter().any(|other| {
+                        // (`self._tools.execute`: a field's method.)
+                        let fields_method = ["self.", "this."].iter().any(|receiver| {
+                            other.callee.strip_prefix(receiver).is_some_and(|rest| rest.contains('.'))
+                        });
+                        &other.callee_last == name
+                            && !fields_method
+                            && other
+                                .loops
+                                .iter()
+                                .any(|&l| facts.loops.get(l).is_none_or(|fact| !fact.collection))
+                    })
+            };
             !call.in_loop
                 && !in_a_loops_body
                 && call.decorator_loop.is_none()
-                && call.named_function.as_ref().is_none_or(|name| !facts.called_in_loops.contains(name))
+                && call.named_function.as_ref().is_none_or(|name| !called_on_turns(name))
                 && !configures_a_client(call)
                 && !bounds_one_step(facts, call)
         }
