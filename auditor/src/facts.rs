@@ -4033,8 +4033,10 @@ impl<'s, 't> Walker<'s, 't> {
         nodes
     }
 
-    /// The plain names of a value, at most four (`input` of `input`,
-    /// `input.as_str()` or `cmd.trim()`), skipping called names' last parts.
+    /// The plain names of a value, at most four: the root of a field or
+    /// method chain (`input` of `input.as_str()`, `reply` of
+    /// `reply.action.as_str()`, never `action`) and the names handed to its
+    /// calls (`line` of `strings.TrimSpace(line)`).
     fn plain_names(&self, node: Node<'t>) -> Vec<String> {
         let mut names = Vec::new();
         let mut stack = vec![node];
@@ -4044,19 +4046,30 @@ impl<'s, 't> Walker<'s, 't> {
             if visited > 32 || names.len() >= 4 {
                 break;
             }
+            let kind = self.kind_name(n);
             if self.kind_of(n).1 && n.child_count() == 0 {
-                // (The called method's own name, `as_str`, is no value.)
-                let called = n.next_sibling().is_none()
-                    && n.parent()
-                        .and_then(|p| p.next_sibling())
-                        .is_some_and(|a| matches!(self.kind_name(a), "arguments" | "argument_list"));
-                if !called {
-                    names.push(self.text(n).to_string());
+                names.push(self.text(n).to_string());
+                continue;
+            }
+            match kind {
+                // A field or a method: only what it is read from.
+                "attribute" | "member_expression" | "field_expression" | "selector_expression" => {
+                    stack.extend(n.named_child(0));
+                }
+                // A call: the object of a method call and the arguments.
+                "call" | "call_expression" => {
+                    let function = self.field(n, "function");
+                    if let Some(function) = function.filter(|f| f.named_child_count() > 0) {
+                        stack.extend(function.named_child(0));
+                    }
+                    stack.extend(self.field(n, "arguments"));
+                }
+                _ => {
+                    let mut cursor = n.walk();
+                    let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
+                    stack.extend(children.into_iter().rev());
                 }
             }
-            let mut cursor = n.walk();
-            let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-            stack.extend(children.into_iter().rev());
         }
         names
     }
@@ -4085,15 +4098,8 @@ impl<'s, 't> Walker<'s, 't> {
         }
         let loops: Vec<usize> = self.loops_of_current_function().copied().collect();
         let site = node.byte_range();
-        // (`return nil` of a Go function that returns only its error hands
-        // back nothing.)
-        let returns_nil = self.family == Family::Go && {
-            let value = self.text(node).trim_start_matches("return").trim();
-            value == "nil"
-        };
         if matches!(self.kind_name(node), "return_statement" | "return_expression")
             && node.named_child_count() > 0
-            && !returns_nil
         {
             self.facts.return_sites.insert(site.start);
         }

@@ -111,16 +111,26 @@ pub(crate) fn suggest(
     // Nothing tells the file that it is done: a loop over what a run
     // streams, wherever the warning points, is where a check belongs.
     if missing == Missing::Detect {
+        // (Not a loop around the one the warning names, a server's `async
+        // for message in websocket` around a bounded agent loop.)
+        let holds_a_candidate = |fact: &LoopFact| {
+            candidates.iter().filter_map(|&c| loops.get(c)).any(|inner| {
+                inner.range != fact.range
+                    && fact.range.start <= inner.range.start
+                    && inner.range.end <= fact.range.end
+            })
+        };
         let streams = loops.iter().enumerate().filter(|(i, fact)| {
             !candidates.contains(i)
                 && fact.kind.is_written()
+                && !holds_a_candidate(fact)
                 && loop_node(tree, fact).is_some_and(|n| consumes_a_run(n, source))
         });
         order.extend(streams.map(|(_, fact)| fact));
     }
     let syntactic = |fact: &LoopFact| fact.kind.is_written();
     let walk = |fact: &LoopFact| {
-        fact.collection && !loop_node(tree, fact).is_some_and(|n| consumes_a_run(n, source))
+        fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
     };
     // A loop inside another of these loops retries one step of it (`for
     // attempt in range(3)` around a request): the progress check belongs
@@ -295,21 +305,58 @@ fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
         return true;
     }
     let Some(variable) = stream_variable(node, source) else { return false };
-    let chunks = crate::words::split_identifier(&variable).iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line" | "byte"
-        )
-    });
-    if chunks {
+    // (The pieces of one reply, by the name bound or the stream's:
+    // `async for text in stream.text_stream`, `for await (const c of
+    // result.textStream)`.)
+    let pieces = |text: &str| {
+        crate::words::split_identifier(text).iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "chunk"
+                    | "chunks"
+                    | "token"
+                    | "tokens"
+                    | "delta"
+                    | "deltas"
+                    | "part"
+                    | "parts"
+                    | "piece"
+                    | "line"
+                    | "lines"
+                    | "byte"
+                    | "bytes"
+                    | "text"
+                    | "char"
+                    | "chars"
+            )
+        })
+    };
+    let iterable = node
+        .child_by_field_name("right")
+        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause")?.child_by_field_name("right"))
+        .and_then(|n| source.get(n.byte_range()))
+        .unwrap_or("");
+    if pieces(&variable) || pieces(iterable) {
+        return false;
+    }
+    // (Go's `for i := range items` binds the index of a slice.)
+    if matches!(variable.as_str(), "i" | "j" | "k" | "n" | "idx" | "index") {
         return false;
     }
     let mut cursor = node.walk();
     let tokens: Vec<&str> = node.children(&mut cursor).map(|c| c.kind()).collect();
     match node.kind() {
         // JavaScript's `for await (...)`, Python's `async for`.
+        // (Over a run's stream: a call, `loop.run(messages)`, or a name
+        // for one, `stream`; not a socket's messages, `async for message in
+        // websocket`, which a server waits on.)
         "for_in_statement" | "for_statement" if tokens.iter().any(|k| matches!(*k, "await" | "async")) => {
-            true
+            let over = node.child_by_field_name("right");
+            over.is_some_and(|n| {
+                matches!(n.kind(), "call" | "call_expression" | "await" | "await_expression")
+            }) || crate::words::split_identifier(iterable)
+                .last()
+                .is_some_and(|w| matches!(w.as_str(), "stream" | "events" | "updates" | "run" | "steps"))
         }
         "for_statement" => node
             .named_child(0)
@@ -540,6 +587,10 @@ struct Watch<'t> {
     /// that the step fills in (`vars["api_output"]`, watched as
     /// `api_output`).
     expression: Option<String>,
+    /// The name is set only inside `statement` (a Python loop that may run
+    /// no pass, or fail on each): the fix sets it to `None` first and
+    /// compares only a value.
+    declare: bool,
 }
 
 fn progress_plan(
@@ -550,19 +601,23 @@ fn progress_plan(
     unit: &str,
     watch: Watch<'_>,
 ) -> Plan {
-    let Watch { statement, name, capture_at, expression } = watch;
+    let Watch { statement, name, capture_at, expression, declare } = watch;
     let previous = fresh_name(source, &style.names(&[&format!("previous_{name}")]));
     let watched = expression.unwrap_or_else(|| name.clone());
     let at = indentation_of_line(source, line_start(source, statement.start_byte()));
     let after = next_line_start(source, statement.end_byte());
     let check = match capture_at {
         Some(_) => style.result_check(&watched, &previous, at, unit),
+        None if declare => style.result_check(&watched, &previous, at, unit),
         None => style.progress_check(&watched, &previous, at, unit),
     };
     // (At the end of a source without a final newline the check starts a
     // line of its own.)
     let check = if after == source.len() && !source.ends_with('\n') { format!("\n{check}") } else { check };
     let mut inserts = vec![(header, style.previous_declaration(&previous, outer)), (after, check)];
+    if declare {
+        inserts.push((line_start(source, statement.start_byte()), format!("{at}{name} = None\n")));
+    }
     let title = match capture_at {
         Some(call) => {
             inserts.push((call, style.capture(&name)));
@@ -694,7 +749,13 @@ fn watched_value<'t>(
         group.iter().find(|(_, name)| says_it_is_the_work(name)).or_else(|| group.first()).copied()
     }
     if let Some((statement, name)) = pick(&top).or_else(|| pick(&nested)) {
-        return Some(Watch { statement: *statement, name: name.clone(), capture_at: None, expression: None });
+        return Some(Watch {
+            statement: *statement,
+            name: name.clone(),
+            capture_at: None,
+            expression: None,
+            declare: false,
+        });
     }
     // The pass's result set inside a retry loop of the pass (`var response
     // string` ... `for attempt := ...; { response = resp; break }`): the
@@ -719,7 +780,13 @@ fn watched_value<'t>(
             }
             if fits(statement) && starts_its_line(source, statement.start_byte()) {
                 let name = fresh_name(source, &Style::of(language).names(&["result", "step_result"]));
-                return Some(Watch { statement, name, capture_at: Some(call), expression: None });
+                return Some(Watch {
+                    statement,
+                    name,
+                    capture_at: Some(call),
+                    expression: None,
+                    declare: false,
+                });
             }
         }
     }
@@ -773,6 +840,7 @@ fn entry_a_step_fills<'t>(
             name: name.to_string(),
             capture_at: None,
             expression: Some(format!("{value}[{key_text}]")),
+            declare: false,
         })
     })
 }
@@ -835,31 +903,33 @@ fn result_of_a_retry<'t>(body: Node<'t>, source: &str, language: Language) -> Op
             stack.extend(node.named_children(&mut cursor));
         }
         let declared_before = |name: &str| {
-            language == Language::Python
-                || statements[..index].iter().any(|earlier| {
-                    let text = source.get(earlier.byte_range()).unwrap_or("");
-                    let words: Vec<&str> = text
-                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                        .filter(|w| !w.is_empty())
-                        .collect();
-                    let head = &words[..words.len().min(3)];
-                    head.contains(&name)
-                        && matches!(
-                            earlier.kind(),
-                            "var_declaration"
-                                | "short_var_declaration"
-                                | "lexical_declaration"
-                                | "variable_declaration"
-                                | "let_declaration"
-                                | "expression_statement"
-                                | "variable_assignment"
-                        )
-                })
+            statements[..index].iter().any(|earlier| {
+                let text = source.get(earlier.byte_range()).unwrap_or("");
+                let words: Vec<&str> = text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                let head = &words[..words.len().min(3)];
+                head.contains(&name)
+                    && matches!(
+                        earlier.kind(),
+                        "var_declaration"
+                            | "short_var_declaration"
+                            | "lexical_declaration"
+                            | "variable_declaration"
+                            | "let_declaration"
+                            | "expression_statement"
+                            | "variable_assignment"
+                    )
+            })
         };
-        if let Some(name) =
-            set.into_iter().find(|name| watchable(name) && says_it_is_the_work(name) && declared_before(name))
+        let python = language == Language::Python;
+        if let Some(name) = set
+            .into_iter()
+            .find(|name| watchable(name) && says_it_is_the_work(name) && (python || declared_before(name)))
         {
-            return Some(Watch { statement, name, capture_at: None, expression: None });
+            let declare = python && !declared_before(&name);
+            return Some(Watch { statement, name, capture_at: None, expression: None, declare });
         }
     }
     None

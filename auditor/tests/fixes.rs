@@ -556,7 +556,26 @@ fn a_round_that_walks_its_workers_is_watched_after_the_walk() {
     let source = "async def run(self, task, max_rounds):\n    context = task\n    for _ in range(max_rounds):\n        for agent_id in self._workers:\n            agent = self._client.get_agent(agent_id)\n            result = await agent.execute(context)\n            if result.success:\n                context = result.content\n    return context\n";
     let (fixed, diff) = applied(Language::Python, source, ExitId::E5);
     assert!(
-        fixed.contains("                context = result.content\n        if result == previous_result:\n            break"),
+        fixed.contains("                context = result.content\n        if result is not None and result == previous_result:\n            break"),
         "{diff}"
     );
+}
+
+#[test]
+fn review_counterexamples_of_this_sessions_fixes() {
+    // A server's loop over its socket holds a bounded agent loop: the
+    // check goes on the agent's turns, not on the socket.
+    let server = "async def handler(websocket):\n    async for message in websocket:\n        history = [message]\n        for turn in range(MAX_TURNS):\n            reply = await llm.chat(history)\n            history.append(reply)\n        await websocket.send(history[-1].content)\n";
+    let (fixed, diff) = applied(Language::Python, server, ExitId::E5);
+    assert!(fixed.contains("            if reply == previous_reply:\n"), "{diff}");
+    // A name set only inside a retry that may fail every time starts as
+    // None, and only a value is compared.
+    let retry = "async def run(llm, prompt):\n    for round in range(MAX_ROUNDS):\n        for attempt in range(3):\n            try:\n                result = await llm.complete(prompt)\n                break\n            except RateLimitError:\n                await asyncio.sleep(2 ** attempt)\n";
+    let (fixed, diff) = applied(Language::Python, retry, ExitId::E5);
+    assert!(fixed.contains("        result = None\n        for attempt in range(3):"), "{diff}");
+    assert!(fixed.contains("if result is not None and result == previous_result:"), "{diff}");
+    // The text of one reply, streamed, is no run's events.
+    let text = "async def show(client, max_pieces):\n    n = 0\n    async for text in stream.text_stream:\n        n += 1\n        if n > max_pieces:\n            break\n        print(text, end=\"\")\n";
+    let report = audit(text, None, Some(Language::Python));
+    assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
 }

@@ -3880,11 +3880,33 @@ fn an_assistant_reply_and_a_timeout_around_one_jobs_run() {
     // A role compared in a person's line is not the model's answer.
     let typed = "def chat(agent):\n    while True:\n        role = input(\"role> \")\n        if role == \"assistant\":\n            break\n        agent.step(role)\n";
     check_absent(Python, typed, E1);
-    // The timeout wraps one job's whole agent run; the batch walks jobs,
-    // and the loop calls a field's method that happens to share the name.
-    let executor = "class Executor:\n    async def run_batch(self, jobs):\n        for job in jobs:\n            await self.execute(job)\n\n    async def execute(self, job):\n        try:\n            return await asyncio.wait_for(self._inner(job), timeout=job.timeout)\n        except TimeoutError:\n            return None\n\n    async def _inner(self, job):\n        for iteration in range(job.max_iterations):\n            reply = await self.llm.complete(job.messages)\n            if not reply.tool_uses:\n                return reply.text\n            for tool_use in reply.tool_uses:\n                await self._tools.execute(tool_use)\n";
+    // The timeout wraps the whole agent run; the loop calls a field's
+    // method that happens to share the name.
+    let executor = "class Executor:\n    async def execute(self, job):\n        try:\n            return await asyncio.wait_for(self._inner(job), timeout=job.timeout)\n        except TimeoutError:\n            return None\n\n    async def _inner(self, job):\n        for iteration in range(job.max_iterations):\n            reply = await self.llm.complete(job.messages)\n            if not reply.tool_uses:\n                return reply.text\n            for tool_use in reply.tool_uses:\n                await self._tools.execute(tool_use)\n";
     check(Python, executor, &[E1, E2, E4]);
     // A timeout in a helper the agent's turns call bounds one step.
     let step = "class Agent:\n    async def run(self, task):\n        while True:\n            reply = await self.execute(task)\n            if reply.done:\n                return reply\n\n    async def execute(self, task):\n        return await asyncio.wait_for(self.llm.complete(task), timeout=30)\n";
     check_absent(Python, step, E4);
+}
+
+#[test]
+fn review_counterexamples_of_this_sessions_rules() {
+    // A per-tool timeout in a helper that a walk over the calls uses
+    // bounds one tool, not the run.
+    let per_tool = "class Agent:\n    async def run(self, task):\n        while True:\n            reply = await self.llm.complete(self.history)\n            if not reply.tool_calls:\n                return reply.text\n            await self.run_tools(reply.tool_calls)\n\n    async def run_tools(self, calls):\n        for call in calls:\n            self.history.append(await self.execute(call))\n\n    async def execute(self, call):\n        return await asyncio.wait_for(self.tools[call.name](**call.args), timeout=30)\n";
+    check_absent(Python, per_tool, E4);
+    // A task typed once before the run: the result the agent makes of it
+    // is the work's, and its quit decision is no person's.
+    let task_once = "def main(agent):\n    task = input(\"Task: \")\n    for turn in range(MAX_TURNS):\n        result = agent.step(task)\n        if result is not None:\n            print(result)\n            break\n";
+    check(Python, task_once, &[E1, E2]);
+    let decision = "def main(agent, env):\n    goal = input(\"Goal: \")\n    for turn in range(MAX_TURNS):\n        decision = agent.decide(goal, env.observe())\n        if decision.quit:\n            break\n        env.act(decision)\n";
+    check_absent(Python, decision, E6);
+    let stop_reason = "package main\n\nfunc run(ctx context.Context, client *Client) error {\n\tscanner := bufio.NewScanner(os.Stdin)\n\tscanner.Scan()\n\ttask := scanner.Text()\n\tfor turn := 0; turn < maxTurns; turn++ {\n\t\tresp := client.Complete(ctx, task)\n\t\tswitch resp.StopReason {\n\t\tcase \"stop\":\n\t\t\treturn nil\n\t\t}\n\t\ttask = resp.Next\n\t}\n\treturn errTooManyTurns\n}\n";
+    check_absent(Go, stop_reason, E6);
+    // A Go loop that prints the answer and reports success with `return nil`.
+    let go_answer = "package main\n\nfunc (a *Agent) Run(ctx context.Context) error {\n\tfor turn := 0; turn < a.MaxTurns; turn++ {\n\t\tresp, err := a.llm.Chat(ctx, a.history)\n\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tif resp.Content != \"\" {\n\t\t\tfmt.Println(resp.Content)\n\t\t\treturn nil\n\t\t}\n\t\ta.runTools(ctx, resp.Calls)\n\t}\n\treturn ErrMaxTurns\n}\n";
+    check(Go, go_answer, &[E1, E2]);
+    // An assistant reply that carries tool calls is no answer.
+    let with_tools = "def run(llm, history):\n    for turn in range(MAX_TURNS):\n        msg = llm.next(history)\n        if msg[\"role\"] == \"assistant\" and msg.get(\"tool_calls\"):\n            history.extend(run_tools(msg[\"tool_calls\"]))\n            continue\n        history.append(msg)\n";
+    check_absent(Python, with_tools, E1);
 }

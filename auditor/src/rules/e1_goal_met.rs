@@ -66,6 +66,16 @@ const MARKER_NAMES: &[&str] = &["phrase", "marker", "sentinel", "signal", "keywo
 /// failure (an error threshold) and compares no pass with an earlier one
 /// (no progress). (A model that failed to use a command it was told to use,
 /// `no_command_count`, made a mistake: that stays with the error threshold.)
+/// What a handler made of the line a person typed this pass (`result :=
+/// slashHandler.Handle(ctx, line)` ... `if result.Handled`): the REPL's
+/// command, not the work's result. (An agent run on the typed line, `result
+/// = await agent.run(answer)`, is the work's.)
+fn handles_a_typed_command(view: &ClauseView<'_>) -> bool {
+    view.from_input
+        && view.asks_each_pass
+        && view.any(&["handle", "handler", "handled", "command", "commands", "cmd", "slash"])
+}
+
 pub(crate) fn passes_without_action(view: &ClauseView<'_>) -> bool {
     view.clause.ordering
         && (view.failure_counter || view.counted || view.any(&["len", "consecutive"]))
@@ -132,11 +142,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // This pass's reply carries an answer and the loop returns it
-    // (`if response.content: return ...`).
+    // (`if response.content: return ...`); not what the line a person typed
+    // this pass made.
     if view.this_pass
         && view.returns_value
         && !clause.negated
         && !clause.ordering
+        && !handles_a_typed_command(view)
         && view.any(&["content", "text", "answer", "output", "result"])
     {
         return true;
@@ -547,6 +559,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         && !view.from_input
         && view.has("role")
         && view.any_literal(&["assistant"])
+        && !view.any(&["tool", "tools", "call", "calls", "function"])
     {
         return true;
     }
@@ -582,12 +595,13 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let exists = !clause.ordering
         && !clause.membership
         && (clause.equality == (clause.none_literal && clause.differs));
-    // (Not its error, `if result.get("error")`; nor what a person's line
-    // made, `result := handler.Handle(ctx, line)` ... `if result.Handled`.)
+    // (Not its error, `if result.get("error")`; nor what the line a person
+    // typed this pass made, `result := handler.Handle(ctx, line)` ... `if
+    // result.Handled`.)
     if view.this_pass
         && exists
         && !clause.negated
-        && !view.from_input
+        && !handles_a_typed_command(view)
         && view.any(&["result", "answer", "final"])
         && !view.any(FAILURE_WORDS)
         && !view.any_literal(FAILURE_WORDS)

@@ -147,25 +147,17 @@ pub(crate) fn call_matches(facts: &Facts, call: &CallFact) -> bool {
             // is the helper).
             // (Nor one in a closure written inside a loop's body, a
             // retry callback that times its own request.)
-            // (A function a walk over items calls once per item, `for job
-            // in batch: await self.execute(job)`, is no turn of an agent:
-            // its timeout bounds the whole run of one job's agent. Nor is
-            // another object's method of the same name, `self._tools.execute`.)
+            // (A field's method of the same name, `self._tools.execute` in
+            // the loop, is no call of the function that holds the timeout.)
             let in_a_loops_body =
                 facts.loops.iter().any(|l| l.kind.is_written() && l.range.contains(&call.range.start));
             let called_on_turns = |name: &String| {
                 facts.called_in_loops.contains(name)
                     && facts.calls.iter().any(|other| {
-                        // (`self._tools.execute`: a field's method.)
                         let fields_method = ["self.", "this."].iter().any(|receiver| {
                             other.callee.strip_prefix(receiver).is_some_and(|rest| rest.contains('.'))
                         });
-                        &other.callee_last == name
-                            && !fields_method
-                            && other
-                                .loops
-                                .iter()
-                                .any(|&l| facts.loops.get(l).is_none_or(|fact| !fact.collection))
+                        &other.callee_last == name && !fields_method && !other.loops.is_empty()
                     })
             };
             !call.in_loop

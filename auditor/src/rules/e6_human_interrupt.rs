@@ -275,16 +275,23 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // as the user's input (`user_input`); not any name with the word
     // (`refix_input_json`, a tool's `action_input`).
     let typed = view.from_input || (view.has("input") && view.has("human") && !view.expanded);
+    // (What a pass's call made of a task typed once before the run, `result
+    // = agent.step(task)`, is the agent's answer, not the person's: only a
+    // loop that reads a line on its passes hands typed values to its calls.)
+    let typed_each_pass = view.asks_each_pass || !view.this_pass;
     // `None => break` on the next line of standard input: the person closed
     // it (Ctrl-D), which is as much their act as typing quit.
     // So is an empty line (`if answer == "" { return }`).
     let empty_line = view.clause.empty_string && view.clause.equality && !view.clause.differs;
-    let input_closed = view.from_input && (view.tests_nothing() || view.any_callee(&["next"]) || empty_line);
+    let input_closed = view.from_input
+        && typed_each_pass
+        && (view.tests_nothing() || view.any_callee(&["next"]) || empty_line);
     // `Err(ReadlineError::Eof) => break`: the person closed the prompt
     // (Ctrl-D). `ChatCommand::Quit => break`: a command only a person types.
-    // So is a quit flag of what a person's line made (`result :=
-    // handler.Handle(ctx, line)` ... `if result.Quit { return }`).
-    let quit_command = view.has("quit") && (view.any(&["command", "cmd"]) || typed);
+    // So is a quit flag of what the line a person typed this pass made
+    // (`result := handler.Handle(ctx, line)` ... `if result.Quit {
+    // return }`).
+    let quit_command = view.has("quit") && (view.any(&["command", "cmd"]) || (typed && view.asks_each_pass));
     // `ReadLineResult::Eof => break`: a line editor's end of input, by its
     // own words.
     // (An error compared with the end of a stream, `err == io.EOF`, is
@@ -293,7 +300,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         view.has("eof") && view.has("line") && view.any(&["read", "editor"]) && !view.has("error");
     view.any_callee(&["input"])
         || line_closed
-        || (typed && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
+        || (typed && typed_each_pass && (view.any_literal(ANSWERS) || view.clause.negated || view.has("eof")))
         || input_closed
         || quit_command
         || ctrl_c_at_the_prompt(view)

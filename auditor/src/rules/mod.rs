@@ -42,6 +42,9 @@ pub(crate) struct Provenance<'a> {
     waiting_loops: HashSet<usize>,
     /// The loops that retry one step of another loop (`retries_one_step`).
     retrying_loops: HashSet<usize>,
+    /// The loops that read what a person types on their passes (a REPL:
+    /// `input()`, `read_line`, a scanner over standard input).
+    asking_loops: HashSet<usize>,
     /// The functions of the source that read what a person types (a
     /// `getPrompt()` whose body asks `rl.question(...)`): a value they
     /// return is typed, like one `input()` returns.
@@ -140,12 +143,50 @@ impl<'a> Provenance<'a> {
             .filter_map(|filter| filter.function)
             .filter_map(|function| facts.functions[function].name.as_deref())
             .collect();
+        let asking_loops = facts
+            .calls
+            .iter()
+            .filter(|call| {
+                reads_person_input(&call.callee_last)
+                    || input_functions.contains(call.callee_last.as_str())
+                    // (Bash's `read -r line`.)
+                    || call.callee == "read"
+                    || matches!(call.callee.as_str(), "Prompt.ask" | "Confirm.ask")
+                    // (`scanner.Scan()` of `bufio.NewScanner(os.Stdin)`.)
+                    || call.callee.rsplit_once('.').is_some_and(|(receiver, _)| {
+                        let function = facts.function_at(call.range.start);
+                        facts
+                            .definition(receiver, call.range.start, function)
+                            .is_some_and(|d| d.words.iter().any(|w| w == "stdin"))
+                    })
+            })
+            .flat_map(|call| call.loops.iter().copied())
+            .collect();
+        // (So does a loop over the lines a person types, `for await (const
+        // raw of rl)`, `while read -r line`: what a read fills in there.)
+        let asking_loops = {
+            let mut asking: HashSet<usize> = asking_loops;
+            for definition in facts.aliases.values().flatten() {
+                if definition.callees.iter().any(|c| c == "input") && definition.idents.is_empty() {
+                    asking.extend(
+                        facts
+                            .loops
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, l)| l.range.contains(&definition.at))
+                            .map(|(id, _)| id),
+                    );
+                }
+            }
+            asking
+        };
         Provenance {
             facts,
             counters,
             loop_starts,
             waiting_loops,
             retrying_loops,
+            asking_loops,
             input_functions,
             kept_filters,
             fresh_functions,
@@ -620,6 +661,10 @@ pub(crate) struct ClauseView<'a> {
     /// A name of the clause holds what a person typed (`input()`,
     /// `rl.question()`, a scanner over standard input).
     pub from_input: bool,
+    /// The clause's loop reads what a person types on its passes: a value
+    /// made from a typed line there is the person's turn, not a task typed
+    /// once before the run.
+    pub asks_each_pass: bool,
     /// The loop sits in another loop, or in a function that recurses: a
     /// retry loop around one request rather than the agent's own loop.
     pub nested: bool,
@@ -698,9 +743,11 @@ impl<'a> ClauseView<'a> {
                     && l.range.contains(&clause.range.start)
             })
         };
-        // (A case's alternative was typed when the value the case tests was:
-        // `match input { "/exit" => break }`.)
-        for ident in &clause.subject_idents {
+        // (A case's alternative was typed when the value the case tests was
+        // and the loop reads a line each pass: `match input { "/exit" =>
+        // break }`; not a model's stop reason for a task typed once.)
+        let asks_each_pass = loop_id.is_some_and(|id| provenance.asking_loops.contains(&id));
+        for ident in clause.subject_idents.iter().filter(|_| asks_each_pass) {
             if let Some(definition) = facts.definition(ident, clause.range.start, function) {
                 from_input |= reads_input(provenance, definition, function, 3, true);
             }
@@ -807,6 +854,7 @@ impl<'a> ClauseView<'a> {
             this_pass,
             assigned_in_loop,
             from_input,
+            asks_each_pass,
             nested: loop_fact.is_some_and(|l| is_nested(facts, l)),
             waits: loop_id.is_some_and(|id| provenance.waiting_loops.contains(&id)),
             retries_one_step: loop_id.is_some_and(|id| provenance.retrying_loops.contains(&id)),
