@@ -308,35 +308,8 @@ fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
     // (The pieces of one reply, by the name bound or the stream's:
     // `async for text in stream.text_stream`, `for await (const c of
     // result.textStream)`.)
-    let pieces = |text: &str| {
-        crate::words::split_identifier(text).iter().any(|w| {
-            matches!(
-                w.as_str(),
-                "chunk"
-                    | "chunks"
-                    | "token"
-                    | "tokens"
-                    | "delta"
-                    | "deltas"
-                    | "part"
-                    | "parts"
-                    | "piece"
-                    | "line"
-                    | "lines"
-                    | "byte"
-                    | "bytes"
-                    | "text"
-                    | "char"
-                    | "chars"
-            )
-        })
-    };
-    let iterable = node
-        .child_by_field_name("right")
-        .or_else(|| node.named_child(0).filter(|c| c.kind() == "range_clause")?.child_by_field_name("right"))
-        .and_then(|n| source.get(n.byte_range()))
-        .unwrap_or("");
-    if pieces(&variable) || pieces(iterable) {
+    let iterable = iterable_of(node).and_then(|n| source.get(n.byte_range())).unwrap_or("");
+    if names_pieces_of_a_reply(&variable) || names_pieces_of_a_reply(iterable) {
         return false;
     }
     // (Go's `for i := range items` binds the index of a slice.)
@@ -358,10 +331,7 @@ fn consumes_a_run(node: Node<'_>, source: &str) -> bool {
                 .last()
                 .is_some_and(|w| matches!(w.as_str(), "stream" | "events" | "updates" | "run" | "steps"))
         }
-        "for_statement" => node
-            .named_child(0)
-            .filter(|c| c.kind() == "range_clause")
-            .and_then(|c| c.child_by_field_name("right"))
+        "for_statement" => iterable_of(node)
             .filter(|right| matches!(right.kind(), "identifier" | "selector_expression"))
             .and_then(|right| source.get(right.byte_range()))
             .is_some_and(|text| {
@@ -425,12 +395,7 @@ fn stream_variable(node: Node<'_>, source: &str) -> Option<String> {
 /// `for t in itertools.count()`), not a collection it was given nor the
 /// chunks of one reply.
 fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
-    let iterable =
-        node.child_by_field_name("right").or_else(|| node.child_by_field_name("value")).or_else(|| {
-            node.named_child(0)
-                .filter(|c| c.kind() == "range_clause")
-                .and_then(|c| c.child_by_field_name("right"))
-        });
+    let iterable = iterable_of(node);
     let Some(call) = iterable.filter(|n| matches!(n.kind(), "call" | "call_expression")) else {
         return false;
     };
@@ -441,11 +406,44 @@ fn iterates_a_stream(node: Node<'_>, source: &str) -> bool {
         .or_else(|| node.child_by_field_name("pattern"))
         .and_then(|n| source.get(n.byte_range()))
         .unwrap_or("");
-    let chunks = crate::words::split_identifier(variable).iter().any(|w| {
-        matches!(w.as_str(), "chunk" | "chunks" | "token" | "tokens" | "delta" | "part" | "piece" | "line")
-    });
     last.iter().any(|w| matches!(w.as_str(), "astream" | "query" | "count" | "iterate" | "run" | "steps"))
-        || (last.iter().any(|w| w == "stream") && !chunks)
+        || (last.iter().any(|w| w == "stream") && !names_pieces_of_a_reply(variable))
+}
+
+/// What a `for` loop walks: its iterable (`right`, Rust's and Bash's
+/// `value`, Go's range clause's `right`).
+fn iterable_of(node: Node<'_>) -> Option<Node<'_>> {
+    node.child_by_field_name("right").or_else(|| node.child_by_field_name("value")).or_else(|| {
+        node.named_child(0)
+            .filter(|c| c.kind() == "range_clause")
+            .and_then(|c| c.child_by_field_name("right"))
+    })
+}
+
+/// Whether a name says it holds pieces of one reply (`chunk`, `delta`,
+/// `text_stream`), not the steps of a run.
+fn names_pieces_of_a_reply(text: &str) -> bool {
+    crate::words::split_identifier(text).iter().any(|w| {
+        matches!(
+            w.as_str(),
+            "chunk"
+                | "chunks"
+                | "token"
+                | "tokens"
+                | "delta"
+                | "deltas"
+                | "part"
+                | "parts"
+                | "piece"
+                | "line"
+                | "lines"
+                | "byte"
+                | "bytes"
+                | "text"
+                | "char"
+                | "chars"
+        )
+    })
 }
 
 /// Whether a counted `for` loop walks a collection by index: its condition
@@ -469,12 +467,7 @@ fn walks_by_index(node: Node<'_>, source: &str) -> bool {
 /// plan.steps`, `for (const step of executedOrders)`): a list a model made,
 /// as long as the model made it.
 fn walks_a_plan(node: Node<'_>, source: &str) -> bool {
-    let iterable =
-        node.child_by_field_name("right").or_else(|| node.child_by_field_name("value")).or_else(|| {
-            node.named_child(0)
-                .filter(|c| c.kind() == "range_clause")
-                .and_then(|c| c.child_by_field_name("right"))
-        });
+    let iterable = iterable_of(node);
     let Some(iterable) = iterable else { return false };
     let text = source.get(iterable.byte_range()).unwrap_or("");
     crate::words::split_identifier(text)
@@ -591,6 +584,13 @@ struct Watch<'t> {
     /// no pass, or fail on each): the fix sets it to `None` first and
     /// compares only a value.
     declare: bool,
+}
+
+impl<'t> Watch<'t> {
+    /// `name`, set by `statement`, compared as it is.
+    fn of(statement: Node<'t>, name: String) -> Watch<'t> {
+        Watch { statement, name, capture_at: None, expression: None, declare: false }
+    }
 }
 
 fn progress_plan(
@@ -749,13 +749,7 @@ fn watched_value<'t>(
         group.iter().find(|(_, name)| says_it_is_the_work(name)).or_else(|| group.first()).copied()
     }
     if let Some((statement, name)) = pick(&top).or_else(|| pick(&nested)) {
-        return Some(Watch {
-            statement: *statement,
-            name: name.clone(),
-            capture_at: None,
-            expression: None,
-            declare: false,
-        });
+        return Some(Watch::of(*statement, name.clone()));
     }
     // The pass's result set inside a retry loop of the pass (`var response
     // string` ... `for attempt := ...; { response = resp; break }`): the
@@ -780,13 +774,7 @@ fn watched_value<'t>(
             }
             if fits(statement) && starts_its_line(source, statement.start_byte()) {
                 let name = fresh_name(source, &Style::of(language).names(&["result", "step_result"]));
-                return Some(Watch {
-                    statement,
-                    name,
-                    capture_at: Some(call),
-                    expression: None,
-                    declare: false,
-                });
+                return Some(Watch { capture_at: Some(call), ..Watch::of(statement, name) });
             }
         }
     }
@@ -929,7 +917,7 @@ fn result_of_a_retry<'t>(body: Node<'t>, source: &str, language: Language) -> Op
             .find(|name| watchable(name) && says_it_is_the_work(name) && (python || declared_before(name)))
         {
             let declare = python && !declared_before(&name);
-            return Some(Watch { statement, name, capture_at: None, expression: None, declare });
+            return Some(Watch { declare, ..Watch::of(statement, name) });
         }
     }
     None

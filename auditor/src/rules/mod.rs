@@ -143,43 +143,42 @@ impl<'a> Provenance<'a> {
             .filter_map(|filter| filter.function)
             .filter_map(|function| facts.functions[function].name.as_deref())
             .collect();
+        // The loops that read a line a person types: a call that reads one
+        // (`input()`, `read_line`, Bash's `read`, `scanner.Scan()` of a
+        // scanner over standard input), or a read that fills a name in the
+        // loop (`for await (const raw of rl)`).
+        let reads_a_line = |call: &CallFact| {
+            reads_person_input(&call.callee_last)
+                || input_functions.contains(call.callee_last.as_str())
+                || call.callee == "read"
+                || matches!(call.callee.as_str(), "Prompt.ask" | "Confirm.ask")
+                || call.callee.rsplit_once('.').is_some_and(|(receiver, _)| {
+                    let function = facts.function_at(call.range.start);
+                    facts
+                        .definition(receiver, call.range.start, function)
+                        .is_some_and(|d| d.words.iter().any(|w| w == "stdin"))
+                })
+        };
+        let typed_at: Vec<usize> = facts
+            .aliases
+            .values()
+            .flatten()
+            .filter(|d| d.idents.is_empty() && d.callees.iter().any(|c| c == "input"))
+            .map(|d| d.at)
+            .collect();
         let asking_loops = facts
             .calls
             .iter()
-            .filter(|call| {
-                reads_person_input(&call.callee_last)
-                    || input_functions.contains(call.callee_last.as_str())
-                    // (Bash's `read -r line`.)
-                    || call.callee == "read"
-                    || matches!(call.callee.as_str(), "Prompt.ask" | "Confirm.ask")
-                    // (`scanner.Scan()` of `bufio.NewScanner(os.Stdin)`.)
-                    || call.callee.rsplit_once('.').is_some_and(|(receiver, _)| {
-                        let function = facts.function_at(call.range.start);
-                        facts
-                            .definition(receiver, call.range.start, function)
-                            .is_some_and(|d| d.words.iter().any(|w| w == "stdin"))
-                    })
-            })
+            .filter(|call| reads_a_line(call))
             .flat_map(|call| call.loops.iter().copied())
+            .chain(
+                facts
+                    .loops
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(id, l)| typed_at.iter().any(|at| l.range.contains(at)).then_some(id)),
+            )
             .collect();
-        // (So does a loop over the lines a person types, `for await (const
-        // raw of rl)`, `while read -r line`: what a read fills in there.)
-        let asking_loops = {
-            let mut asking: HashSet<usize> = asking_loops;
-            for definition in facts.aliases.values().flatten() {
-                if definition.callees.iter().any(|c| c == "input") && definition.idents.is_empty() {
-                    asking.extend(
-                        facts
-                            .loops
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, l)| l.range.contains(&definition.at))
-                            .map(|(id, _)| id),
-                    );
-                }
-            }
-            asking
-        };
         Provenance {
             facts,
             counters,
