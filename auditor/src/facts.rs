@@ -1981,12 +1981,42 @@ impl<'s, 't> Walker<'s, 't> {
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
             FrameRole::Loop(id) => {
                 let outer = &self.facts.loops[id];
+                let outer_node = self.frames[*frame].node;
                 !outer.collection
                     && outer.kind != LoopKind::Framework
-                    && (!self.reads_a_person_first(self.frames[*frame].node, node.start_byte()) || retries())
+                    && ((!self.reads_a_person_first(outer_node, node.start_byte())
+                        && !self.repeats_whole_runs(outer_node))
+                        || retries())
             }
             _ => false,
         })
+    }
+
+    /// Whether a loop's header counts whole runs of the work (`for i in
+    /// range(num_runs)`, `for episode in range(n_episodes)`, `for game in
+    /// games`): each pass is one episode, and a loop inside it that steps
+    /// the episode (`while not done:`) is the agent's, not a retry of one
+    /// of its steps.
+    fn repeats_whole_runs(&self, outer: Node<'t>) -> bool {
+        let end = self.header_end(outer);
+        let Some(header) = self.text(outer).get(..end.saturating_sub(outer.start_byte())) else {
+            return false;
+        };
+        header.len() <= 200
+            && canonical_words(header).iter().any(|word| {
+                matches!(
+                    word.as_str(),
+                    "runs"
+                        | "episode"
+                        | "episodes"
+                        | "game"
+                        | "games"
+                        | "trial"
+                        | "trials"
+                        | "experiment"
+                        | "experiments"
+                )
+            })
     }
 
     /// Whether one of the statements of `outer`'s body before `at` reads
@@ -2845,6 +2875,19 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     /// Whether a statement calls something (a few levels down at most).
+    /// Whether a statement only sets a name to a constant (`testPassed =
+    /// true;`, `self.done = True`, `ok := false`).
+    fn sets_a_constant(&self, statement: Node<'t>) -> bool {
+        let text = self.text(statement).trim().trim_end_matches(';').trim_end();
+        let Some((target, value)) = text.split_once('=') else { return false };
+        let target = target.trim_end_matches(':').trim();
+        let value = value.trim();
+        !target.is_empty()
+            && target.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && (matches!(value, "true" | "false" | "True" | "False" | "None" | "nil" | "null")
+                || (!value.is_empty() && value.chars().all(|c| c.is_ascii_digit())))
+    }
+
     fn calls_something(&self, statement: Node<'t>) -> bool {
         let mut stack = vec![(statement, 0)];
         let mut visited = 0;
@@ -4254,9 +4297,14 @@ impl<'s, 't> Walker<'s, 't> {
                 .children_named(statement)
                 .iter()
                 .any(|c| matches!(self.kind_name(*c), "except_clause" | "catch_clause"));
+            // (Past comments, and past flags set to a constant on the way out:
+            // `await runCommand("npm", ["run", "build"]); testPassed = true;
+            // break;`.)
             let mut before = node.prev_named_sibling();
-            while let Some(comment) = before.filter(|b| self.syn_of(*b) == Syn::Comment) {
-                before = comment.prev_named_sibling();
+            while let Some(skipped) =
+                before.filter(|b| self.syn_of(*b) == Syn::Comment || self.sets_a_constant(*b))
+            {
+                before = skipped.prev_named_sibling();
             }
             catches
                 && self.field(statement, "body").is_some_and(|b| b.id() == block.id())

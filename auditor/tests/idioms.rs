@@ -3910,3 +3910,24 @@ fn review_counterexamples_of_this_sessions_rules() {
     let with_tools = "def run(llm, history):\n    for turn in range(MAX_TURNS):\n        msg = llm.next(history)\n        if msg[\"role\"] == \"assistant\" and msg.get(\"tool_calls\"):\n            history.extend(run_tools(msg[\"tool_calls\"]))\n            continue\n        history.append(msg)\n";
     check_absent(Python, with_tools, E1);
 }
+
+#[test]
+fn an_episode_inside_a_loop_over_runs_and_a_build_that_passes() {
+    // Each pass of the outer loop is one whole episode: the loop that steps
+    // the episode is the agent's, and the environment ending it is the
+    // goal met, not an inner retry's end.
+    let episodes = "def run_experiment(env, agent, num_runs):\n    for i in range(num_runs):\n        obs, _ = env.reset(seed=i)\n        done = False\n        while not done:\n            action = agent.get_action(obs)\n            obs, reward, terminated, truncated, _ = env.step(action)\n            done = terminated or truncated\n";
+    check(Python, episodes, &[E1, E2]);
+    // A loop of turns around an inner wait is still the agent's: the
+    // inner loop's end is no exit of it.
+    let turns = "def run(agent, max_turns):\n    for turn in range(max_turns):\n        job = agent.submit()\n        done = False\n        while not done:\n            done = job.poll().finished\n        agent.observe(job)\n";
+    check_absent(Python, turns, E1);
+    // The build ran without throwing: the flag is set and the repair loop
+    // leaves, its work done.
+    let build = "async function repair(dir, maxRetries) {\n  let testPassed = false;\n  for (let attempt = 1; attempt <= maxRetries; attempt++) {\n    try {\n      await runCommand('npm', ['run', 'build'], dir);\n      console.log('build passed');\n      testPassed = true;\n      break;\n    } catch (error) {\n      await callQAAgent(error.message, dir);\n    }\n  }\n  return testPassed;\n}\n";
+    check(JavaScript, build, &[E1, E2]);
+    // An exit after nothing but a flag and no work is no attempt that got
+    // through.
+    let flag_only = "async function wait(maxRetries) {\n  let ready = false;\n  for (let attempt = 1; attempt <= maxRetries; attempt++) {\n    try {\n      ready = true;\n      break;\n    } catch (error) {\n      await sleep(100);\n    }\n  }\n}\n";
+    check_absent(JavaScript, flag_only, E1);
+}
