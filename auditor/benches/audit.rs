@@ -25,6 +25,21 @@ fn per_language(c: &mut Criterion) {
     group.finish();
 }
 
+/// Recognising the language of a 2,000-line paste with no file name: each
+/// grammar parses the paste's start (`SAMPLE_BYTES` in `language.rs`), and
+/// the shell and Rust grammars are slow on a long paste in another
+/// language. What a paste to the API, the CLI's stdin or the page's module
+/// with every grammar costs before its audit.
+fn detect_language(c: &mut Criterion) {
+    let mut group = c.benchmark_group("detect_language_2000_lines");
+    group.sample_size(10);
+    for language in Language::ALL {
+        let source = generated(language);
+        group.bench_function(language.name(), |b| b.iter(|| auditor::detect_language(None, &source)));
+    }
+    group.finish();
+}
+
 /// Parsing alone, for comparison: what the audit adds on top of tree-sitter.
 fn parse_only(c: &mut Criterion) {
     let source = generated(Language::Python);
@@ -89,5 +104,5 @@ fn reaudit_after_edit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_language, parse_only, reaudit_after_edit, evaluation_set);
+criterion_group!(benches, per_language, detect_language, parse_only, reaudit_after_edit, evaluation_set);
 criterion_main!(benches);
