@@ -3931,3 +3931,9 @@ fn an_episode_inside_a_loop_over_runs_and_a_build_that_passes() {
     let flag_only = "async function wait(maxRetries) {\n  let ready = false;\n  for (let attempt = 1; attempt <= maxRetries; attempt++) {\n    try {\n      ready = true;\n      break;\n    } catch (error) {\n      await sleep(100);\n    }\n  }\n}\n";
     check_absent(JavaScript, flag_only, E1);
 }
+
+#[test]
+fn a_game_that_is_over_ends_the_episode() {
+    let game = "class Orchestrator:\n    def run(self, state):\n        while not self.game_over_flag and self.turns < self.max_turns:\n            self.turns += 1\n            state = self.agent.act(state)\n            is_game_over, reason = self.env.is_game_over(state)\n            if is_game_over:\n                self.game_over_flag = True\n";
+    check(Python, game, &[E1, E2]);
+}

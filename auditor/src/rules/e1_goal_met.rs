@@ -495,6 +495,17 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     {
         return true;
     }
+    // The game or the episode is over (`is_game_over, reason =
+    // env.is_game_over(state)` ... `if is_game_over:`): the environment
+    // says the episode has ended, as a step's `terminated` does.
+    if view.has("over")
+        && view.any(&["game", "episode", "match"])
+        && !clause.negated
+        && !clause.ordering
+        && !view.from_input
+    {
+        return true;
+    }
     // `self.state.is_round_end()`, `isOver()`.
     if let Some(name) = &clause.call_root {
         let words = crate::words::canonical_words(name);
