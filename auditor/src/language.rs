@@ -176,7 +176,21 @@ pub fn detect_language_with(grammars: &[Language], path: Option<&str>, source: &
     if let Some(language) = path.and_then(language_of_path).or_else(|| language_of_shebang(source)) {
         return Detection::Decided(Some(language));
     }
-    let Some((mut errors, hints)) = readings_at_hand(source) else { return Detection::Decided(None) };
+    let decision = decide_from_start(grammars, source, SAMPLE_BYTES);
+    // A start that reads as no language at all may have been cut inside a
+    // string or a heredoc that spans lines: a longer start decides. (Only
+    // then: every build, whatever grammars it lacks, reads no language
+    // where all of them would, so each takes the same longer look.)
+    if decision == Detection::Decided(None) && source.len() > SAMPLE_BYTES {
+        return decide_from_start(grammars, source, LONG_SAMPLE_BYTES);
+    }
+    decision
+}
+
+/// What `grammars` decide from the first `limit` bytes of `source`.
+#[cfg(feature = "parser")]
+fn decide_from_start(grammars: &[Language], source: &str, limit: usize) -> Detection {
+    let Some((mut errors, hints)) = readings_at_hand(source, limit) else { return Detection::Decided(None) };
     for language in Language::ALL {
         if !grammars.contains(&language) {
             errors[index_of(language)] = None;
@@ -226,12 +240,17 @@ pub fn likely_language(path: Option<&str>, source: &str) -> Option<Language> {
 #[cfg(feature = "parser")]
 const SAMPLE_BYTES: usize = 16 * 1024;
 
+/// The longer start read when the first [`SAMPLE_BYTES`] read as no
+/// language (a sample cut inside a string that spans lines).
+#[cfg(feature = "parser")]
+const LONG_SAMPLE_BYTES: usize = 64 * 1024;
+
 /// Each grammar's share of the start of `source` in error nodes (`None` for
 /// a grammar this build lacks) and the content hints of that start; `None`
 /// when it holds nothing but white space.
 #[cfg(feature = "parser")]
-fn readings_at_hand(source: &str) -> Option<([Option<f64>; 7], [u32; 7])> {
-    let sample = detection_sample(source);
+fn readings_at_hand(source: &str, limit: usize) -> Option<([Option<f64>; 7], [u32; 7])> {
+    let sample = detection_sample(source, limit);
     let meaningful = sample.bytes().filter(|b| !b.is_ascii_whitespace()).count();
     if meaningful == 0 {
         return None;
@@ -429,15 +448,15 @@ const HINT_WEIGHT: f64 = 0.04;
 const HINT_CAP: u32 = 15;
 
 /// The start of `source` that detection parses: all of it up to
-/// [`SAMPLE_BYTES`], else cut at the last line before that which starts a
+/// `limit` bytes, else cut at the last line before that which starts a
 /// top-level item, so that the sample does not end inside a half-read
 /// function (which any grammar reads as one large error).
 #[cfg(feature = "parser")]
-fn detection_sample(source: &str) -> &str {
-    if source.len() <= SAMPLE_BYTES {
+fn detection_sample(source: &str, limit: usize) -> &str {
+    if source.len() <= limit {
         return source;
     }
-    let mut end = SAMPLE_BYTES;
+    let mut end = limit;
     while !source.is_char_boundary(end) {
         end -= 1;
     }
@@ -451,7 +470,7 @@ fn detection_sample(source: &str) -> &str {
             && !line.starts_with("done")
             && !line.starts_with("esac")
             && !line.starts_with("else");
-        if starts_item && offset >= SAMPLE_BYTES / 4 && line.ends_with('\n') {
+        if starts_item && offset >= limit / 4 && line.ends_with('\n') {
             cut = offset;
         }
         offset += line.len();
@@ -1329,6 +1348,28 @@ mod tests {
         sources
     }
 
+    /// A long script whose detection sample would end inside a string that
+    /// spans lines (its lines at the margin read as the start of items):
+    /// the start reads as no language, and the longer start tells.
+    #[test]
+    fn a_sample_cut_inside_a_long_string_reads_a_longer_start() {
+        let mut script = String::from(
+            "#!/usr/bin/env bash\nset -euo pipefail\n\nrun_plan() {\n  local round=0\n  while true; do\n",
+        );
+        let mut n = 0;
+        while script.len() < SAMPLE_BYTES + 4_000 {
+            script.push_str(&format!(
+                "    if [[ -n \"${{PLAN_KEY_{n}:-}}\" ]]; then\n      block_{n}=\"Namespace: PLAN_KEY_{n}=${{PLAN_KEY_{n}:-}}\nUse the namespace-aware paths when writing hand-off files.\"\n    fi\n"
+            ));
+            n += 1;
+        }
+        script.push_str("    round=$((round + 1))\n  done\n}\n");
+        // (No shebang: what the content says alone.)
+        let body = script.split_once('\n').map_or("", |(_, rest)| rest);
+        assert_eq!(decide_from_start(&Language::ALL, body, SAMPLE_BYTES), Detection::Decided(None));
+        assert_eq!(detect_language(None, body), Some(Language::Bash));
+    }
+
     /// A module that lacks some grammars answers only what every grammar
     /// together answers, whichever grammars it lacks; and the module of a
     /// paste's own language mostly tells it alone.
@@ -1338,7 +1379,7 @@ mod tests {
         assert!(sources.len() >= 50, "the hand-written sets: {}", sources.len());
         let mut alone = 0;
         for (name, source) in &sources {
-            let Some((errors, hints)) = readings_at_hand(source) else { continue };
+            let Some((errors, hints)) = readings_at_hand(source, SAMPLE_BYTES) else { continue };
             let full = decide(&errors, &hints);
             let Detection::Decided(answer) = full else { panic!("{name}: every grammar always decides") };
             for mask in 0..(1u32 << FAMILIES.len()) {
