@@ -1982,11 +1982,12 @@ impl<'s, 't> Walker<'s, 't> {
             FrameRole::Loop(id) => {
                 let outer = &self.facts.loops[id];
                 let outer_node = self.frames[*frame].node;
+                // (A loop over whole runs drives the loop inside it only
+                // when that one waits for something.)
+                let drives = self.waits(node) || !self.repeats_whole_runs(outer_node);
                 !outer.collection
                     && outer.kind != LoopKind::Framework
-                    && ((!self.reads_a_person_first(outer_node, node.start_byte())
-                        && !self.repeats_whole_runs(outer_node))
-                        || retries())
+                    && ((!self.reads_a_person_first(outer_node, node.start_byte()) && drives) || retries())
             }
             _ => false,
         })
@@ -1997,13 +1998,20 @@ impl<'s, 't> Walker<'s, 't> {
     /// games`): each pass is one episode, and a loop inside it that steps
     /// the episode (`while not done:`) is the agent's, not a retry of one
     /// of its steps.
+    /// (Not a cap of the steps of one, `for step in
+    /// range(max_steps_per_episode)`: a count of passes or the word "per"
+    /// says each pass is a step.)
     fn repeats_whole_runs(&self, outer: Node<'t>) -> bool {
         let end = self.header_end(outer);
         let Some(header) = self.text(outer).get(..end.saturating_sub(outer.start_byte())) else {
             return false;
         };
-        header.len() <= 200
-            && canonical_words(header).iter().any(|word| {
+        if header.len() > 200 {
+            return false;
+        }
+        let words = canonical_words(header);
+        !words.iter().any(|word| word == "per" || crate::rules::COUNT_WORDS.contains(&word.as_str()))
+            && words.iter().any(|word| {
                 matches!(
                     word.as_str(),
                     "runs"
@@ -2017,6 +2025,15 @@ impl<'s, 't> Walker<'s, 't> {
                         | "experiments"
                 )
             })
+    }
+
+    /// Whether a loop waits for something to be ready (it sleeps, or sets a
+    /// timer), as a poll of a job or a health check does: a wait inside a
+    /// run, not the run's agent loop.
+    fn waits(&self, node: Node<'t>) -> bool {
+        let text = self.text(node);
+        let text = text.get(..text.len().min(4_000)).unwrap_or(text);
+        text.contains("sleep") || text.contains("Sleep") || text.contains("setTimeout")
     }
 
     /// Whether one of the statements of `outer`'s body before `at` reads
@@ -2874,20 +2891,40 @@ impl<'s, 't> Walker<'s, 't> {
         })
     }
 
-    /// Whether a statement calls something (a few levels down at most).
     /// Whether a statement only sets a name to a constant (`testPassed =
-    /// true;`, `self.done = True`, `ok := false`).
+    /// true;`, `self.done = True`, `ok := false`) and the name says nothing
+    /// of a failure or a stop (`aborted = true`, `gave_up = True` before
+    /// the exit are the failure's way out, not the work's).
     fn sets_a_constant(&self, statement: Node<'t>) -> bool {
         let text = self.text(statement).trim().trim_end_matches(';').trim_end();
         let Some((target, value)) = text.split_once('=') else { return false };
         let target = target.trim_end_matches(':').trim();
         let value = value.trim();
+        let says_failure = || {
+            canonical_words(target).iter().any(|word| {
+                matches!(
+                    word.as_str(),
+                    "error"
+                        | "cancel"
+                        | "stop"
+                        | "timeout"
+                        | "deadline"
+                        | "reject"
+                        | "rejected"
+                        | "give"
+                        | "gave"
+                        | "quit"
+                )
+            })
+        };
         !target.is_empty()
             && target.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.')
             && (matches!(value, "true" | "false" | "True" | "False" | "None" | "nil" | "null")
                 || (!value.is_empty() && value.chars().all(|c| c.is_ascii_digit())))
+            && !says_failure()
     }
 
+    /// Whether a statement calls something (a few levels down at most).
     fn calls_something(&self, statement: Node<'t>) -> bool {
         let mut stack = vec![(statement, 0)];
         let mut visited = 0;

@@ -179,8 +179,9 @@ pub fn detect_language_with(grammars: &[Language], path: Option<&str>, source: &
     let decision = decide_from_start(grammars, source, SAMPLE_BYTES);
     // A start that reads as no language at all may have been cut inside a
     // string or a heredoc that spans lines: a longer start decides. (Only
-    // then: every build, whatever grammars it lacks, reads no language
-    // where all of them would, so each takes the same longer look.)
+    // then: a build lacking grammars reads no language only where all of
+    // them would, so every build that takes the longer look takes it
+    // where all of them would.)
     if decision == Detection::Decided(None) && source.len() > SAMPLE_BYTES {
         return decide_from_start(grammars, source, LONG_SAMPLE_BYTES);
     }
@@ -1368,6 +1369,24 @@ mod tests {
         let body = script.split_once('\n').map_or("", |(_, rest)| rest);
         assert_eq!(decide_from_start(&Language::ALL, body, SAMPLE_BYTES), Detection::Decided(None));
         assert_eq!(detect_language(None, body), Some(Language::Bash));
+        // A build lacking grammars says the same or that it cannot tell.
+        for mask in 0..(1u32 << FAMILIES.len()) {
+            let grammars: Vec<Language> = Language::ALL
+                .into_iter()
+                .filter(|language| {
+                    FAMILIES
+                        .iter()
+                        .enumerate()
+                        .any(|(bit, family)| mask & (1 << bit) != 0 && family.contains(language))
+                })
+                .collect();
+            let partial = detect_language_with(&grammars, None, body);
+            assert!(
+                partial == Detection::Decided(Some(Language::Bash))
+                    || partial == Detection::NeedsOtherGrammars,
+                "with families {mask:05b}: {partial:?}"
+            );
+        }
     }
 
     /// A module that lacks some grammars answers only what every grammar

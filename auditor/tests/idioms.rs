@@ -3937,3 +3937,20 @@ fn a_game_that_is_over_ends_the_episode() {
     let game = "class Orchestrator:\n    def run(self, state):\n        while not self.game_over_flag and self.turns < self.max_turns:\n            self.turns += 1\n            state = self.agent.act(state)\n            is_game_over, reason = self.env.is_game_over(state)\n            if is_game_over:\n                self.game_over_flag = True\n";
     check(Python, game, &[E1, E2]);
 }
+
+#[test]
+fn review_counterexamples_of_the_runs_and_the_flags() {
+    // A cap of the steps of one episode is a count of passes: the loop
+    // inside it retries one step.
+    let per_episode = "def run(llm, env, obs, max_steps_per_episode):\n    for step in range(max_steps_per_episode):\n        valid = False\n        while not valid:\n            reply = llm.chat(obs)\n            valid = is_valid_action(reply)\n        obs = env.step(parse(reply))\n";
+    check_absent(Python, per_episode, E1);
+    // A wait for a job inside a loop over runs is no agent loop.
+    let wait = "def run(llm, task, max_runs):\n    for i in range(max_runs):\n        job = llm.start(task)\n        while not job.is_done():\n            time.sleep(2)\n";
+    check_absent(Python, wait, E1);
+    // A flag of a failure set before the exit is the failure's way out.
+    let aborted = "async function notify(maxRetries) {\n  let aborted = false;\n  for (let i = 0; i < maxRetries; i++) {\n    try {\n      await notifyOperator();\n      aborted = true;\n      break;\n    } catch (e) {\n      await sleep(1000);\n    }\n  }\n}\n";
+    check_absent(JavaScript, aborted, E1);
+    // The work, the flag, the exit: the build passed.
+    let passed = "async function repair(dir, maxRetries) {\n  for (let attempt = 1; attempt <= maxRetries; attempt++) {\n    try {\n      await runCommand('npm', ['run', 'build'], dir);\n      testPassed = true;\n      break;\n    } catch (error) {\n      await callQAAgent(error.message, dir);\n    }\n  }\n}\n";
+    check(JavaScript, passed, &[E1, E2]);
+}

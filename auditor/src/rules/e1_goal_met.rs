@@ -498,12 +498,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     // The game or the episode is over (`is_game_over, reason =
     // env.is_game_over(state)` ... `if is_game_over:`): the environment
     // says the episode has ended, as a step's `terminated` does.
-    if view.has("over")
-        && view.any(&["game", "episode", "match"])
-        && !clause.negated
-        && !clause.ordering
-        && !view.from_input
-    {
+    if game_over_named(clause) && !clause.negated && !clause.ordering && !view.from_input {
         return true;
     }
     // `self.state.is_round_end()`, `isOver()`.
@@ -771,6 +766,16 @@ fn goals_kind(view: &ClauseView<'_>) -> bool {
         matches!(words.as_slice(), [is, _, goal] if is == "is" && goal == "goal")
     });
     described || named_kind
+}
+
+/// A name of the clause says the game or the episode is over, in that
+/// order (`is_game_over`, `gameOver`, `episode_over`): not "over" anywhere
+/// beside a game (`moves_over_limit`, `episode_handed_over`).
+fn game_over_named(clause: &Clause) -> bool {
+    clause.idents.iter().any(|ident| {
+        let words: Vec<String> = split_identifier(ident).iter().map(|w| w.to_ascii_lowercase()).collect();
+        words.windows(2).any(|pair| matches!(pair[0].as_str(), "game" | "episode") && pair[1] == "over")
+    })
 }
 
 /// A flag that asks the loop to end (`should_terminate`), read but not set
