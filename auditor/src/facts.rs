@@ -44,6 +44,10 @@ pub(crate) fn last_name(name: &str) -> &str {
     name.rsplit(['.', ':', '>']).next().unwrap_or(name).trim_start_matches('$')
 }
 
+/// The calls that sleep: a loop that makes one on its passes waits for
+/// something (a poll), it does not drive an agent.
+pub(crate) const SLEEP_CALLEES: &[&str] = &["sleep", "Sleep", "usleep"];
+
 /// The depth of a guard read from an `if ... continue` before the exit
 /// (negated): it speaks only for the goal (`if reply.tool_calls: ...;
 /// continue` then `return reply`), never for a bound, whose negation says
@@ -1973,10 +1977,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// input()` ... `while turns < MAX_TURNS:`. A loop of tries stays a
     /// retry of one step even there.)
     fn inside_driving_loop(&self, node: Node<'t>) -> bool {
-        let retries = || {
-            let header = self.text(node).get(..self.header_end(node).saturating_sub(node.start_byte()));
-            header.is_some_and(|h| h.len() <= 200 && canonical_words(h).iter().any(|w| w == "attempt"))
-        };
+        let retries = || self.header_words(node).iter().any(|w| w == "attempt");
         // The new loop's own frame is not pushed yet.
         self.loops_of_current_function().any(|frame| match self.frames[*frame].role {
             FrameRole::Loop(id) => {
@@ -1984,10 +1985,10 @@ impl<'s, 't> Walker<'s, 't> {
                 let outer_node = self.frames[*frame].node;
                 // (A loop over whole runs drives the loop inside it only
                 // when that one waits for something.)
-                let drives = self.waits(node) || !self.repeats_whole_runs(outer_node);
+                let drives = || !self.repeats_whole_runs(outer_node) || self.waits(node);
                 !outer.collection
                     && outer.kind != LoopKind::Framework
-                    && ((!self.reads_a_person_first(outer_node, node.start_byte()) && drives) || retries())
+                    && ((!self.reads_a_person_first(outer_node, node.start_byte()) && drives()) || retries())
             }
             _ => false,
         })
@@ -2002,14 +2003,7 @@ impl<'s, 't> Walker<'s, 't> {
     /// range(max_steps_per_episode)`: a count of passes or the word "per"
     /// says each pass is a step.)
     fn repeats_whole_runs(&self, outer: Node<'t>) -> bool {
-        let end = self.header_end(outer);
-        let Some(header) = self.text(outer).get(..end.saturating_sub(outer.start_byte())) else {
-            return false;
-        };
-        if header.len() > 200 {
-            return false;
-        }
-        let words = canonical_words(header);
+        let words = self.header_words(outer);
         !words.iter().any(|word| word == "per" || crate::rules::COUNT_WORDS.contains(&word.as_str()))
             && words.iter().any(|word| {
                 matches!(
@@ -2027,13 +2021,37 @@ impl<'s, 't> Walker<'s, 't> {
             })
     }
 
-    /// Whether a loop waits for something to be ready (it sleeps, or sets a
-    /// timer), as a poll of a job or a health check does: a wait inside a
-    /// run, not the run's agent loop.
+    /// The words of a loop's header line (none for a header longer than
+    /// 200 bytes, which says too much to be read by its words).
+    fn header_words(&self, node: Node<'t>) -> Vec<String> {
+        let header = self.text(node).get(..self.header_end(node).saturating_sub(node.start_byte()));
+        header.filter(|h| h.len() <= 200).map(canonical_words).unwrap_or_default()
+    }
+
+    /// Whether a loop sleeps on its passes (a call of [`SLEEP_CALLEES`] in
+    /// it), as a poll of a job or a health check does: a wait inside a run,
+    /// not the run's agent loop. (Asked as the walk enters the loop, before
+    /// its calls are recorded: the same calls the rules' waiting loops are
+    /// made of, found in its tree.)
     fn waits(&self, node: Node<'t>) -> bool {
-        let text = self.text(node);
-        let text = text.get(..text.len().min(4_000)).unwrap_or(text);
-        text.contains("sleep") || text.contains("Sleep") || text.contains("setTimeout")
+        let mut stack = vec![node];
+        let mut visited = 0;
+        while let Some(n) = stack.pop() {
+            visited += 1;
+            if visited > 512 {
+                return false;
+            }
+            if self.syn_of(n) == Syn::Call
+                && self
+                    .callee_of(n)
+                    .is_some_and(|callee| SLEEP_CALLEES.contains(&last_name(self.text(callee))))
+            {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
     }
 
     /// Whether one of the statements of `outer`'s body before `at` reads
@@ -2896,10 +2914,17 @@ impl<'s, 't> Walker<'s, 't> {
     /// of a failure or a stop (`aborted = true`, `gave_up = True` before
     /// the exit are the failure's way out, not the work's).
     fn sets_a_constant(&self, statement: Node<'t>) -> bool {
-        let text = self.text(statement).trim().trim_end_matches(';').trim_end();
-        let Some((target, value)) = text.split_once('=') else { return false };
-        let target = target.trim_end_matches(':').trim();
-        let value = value.trim();
+        // (The assignment is the statement itself in Go, the expression of
+        // an expression statement elsewhere.)
+        let assignment = if self.kind_name(statement) == "expression_statement" {
+            statement.named_child(0)
+        } else {
+            Some(statement)
+        };
+        let Some((Some(target), Some(value))) = assignment.map(|a| self.assignment_sides(a)) else {
+            return false;
+        };
+        let (target, value) = (self.text(target).trim(), self.text(value).trim());
         let says_failure = || {
             canonical_words(target).iter().any(|word| {
                 matches!(

@@ -84,7 +84,7 @@ impl<'a> Provenance<'a> {
             .calls
             .iter()
             .filter(|call| {
-                matches!(call.callee_last.as_str(), "sleep" | "Sleep" | "usleep")
+                crate::facts::SLEEP_CALLEES.contains(&call.callee_last.as_str())
                     // (`thread.join(timeout=0.5)`, `event.wait(timeout=1)`:
                     // a wait of its own; `", ".join(parts)` is none.)
                     || (matches!(call.callee_last.as_str(), "join" | "wait")
