@@ -20,7 +20,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Tree};
 
 use crate::language::Family;
-use crate::words::{canonical, canonical_words, split_identifier};
+use crate::words::{canonical, canonical_words, contains_ignoring_case, split_identifier};
 
 /// The walk's hash tables: foldhash, seeded per process, rather than the
 /// standard library's SipHash. Their keys are node ids and identifiers of
@@ -325,7 +325,7 @@ pub(crate) struct AssignFact {
 
 /// One assignment of a name: where it is, in which function, and the words,
 /// names and called names of its value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Definition {
     pub at: usize,
     pub function: Option<usize>,
@@ -351,6 +351,12 @@ pub(crate) struct Definition {
 /// Whether a called name says it asks a model (`generate_next_message`,
 /// `chat`, `invoke_llm`).
 fn asks_a_model(callee: &str) -> bool {
+    // (Asked of every call on a right-hand side: most name none of the
+    // words, and saying so needs no split.)
+    const PARTS: [&str; 7] = ["generate", "chat", "complet", "invoke", "predict", "llm", "model"];
+    if !PARTS.iter().any(|part| contains_ignoring_case(callee, part)) {
+        return false;
+    }
     split_identifier(callee).iter().any(|w| {
         matches!(
             w.as_str(),
@@ -3030,21 +3036,25 @@ impl<'s, 't> Walker<'s, 't> {
     }
 
     fn note_assigned(&mut self, target: &str) {
-        let loops: Vec<usize> = self
-            .loops_of_current_function()
-            .rev()
-            .take(8)
-            .filter_map(|frame| match self.frames[*frame].role {
-                FrameRole::Loop(id) => Some(id),
-                _ => None,
-            })
-            .collect();
-        let last = last_identifier(target).to_string();
-        for id in loops {
+        // (Asked of every assignment: the loops are kept on the stack and a
+        // name is copied only when a loop does not have it yet.)
+        let mut loops = [0usize; 8];
+        let mut count = 0;
+        for frame in self.loops_of_current_function().rev().take(8) {
+            if let FrameRole::Loop(id) = self.frames[*frame].role {
+                loops[count] = id;
+                count += 1;
+            }
+        }
+        let last = last_identifier(target);
+        for &id in &loops[..count] {
             let assigned = &mut self.facts.loops[id].assigned;
             if assigned.len() < 256 {
-                assigned.insert(target.to_string());
-                assigned.insert(last.clone());
+                for name in [target, last] {
+                    if !assigned.contains(name) {
+                        assigned.insert(name.to_string());
+                    }
+                }
             }
         }
     }
@@ -3306,20 +3316,27 @@ impl<'s, 't> Walker<'s, 't> {
         let (words, idents, callees, searched, arg_idents) = self.rhs_words(value);
         let model_made = callees.iter().any(|callee| asks_a_model(callee));
         let several = targets.len() > 1;
-        for (position, name) in targets.iter().enumerate() {
+        let mut definition = Definition {
+            at: node.start_byte(),
+            function,
+            words,
+            idents,
+            callees,
+            searched,
+            arg_idents,
+            model_made,
+            position: None,
+        };
+        // Walked from the last target: each but the first gets a copy, and
+        // the first takes the value's own lists (one target, the common
+        // case, copies nothing).
+        for (position, name) in targets.iter().enumerate().rev() {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {
-                definitions.push(Definition {
-                    at: node.start_byte(),
-                    function,
-                    words: words.clone(),
-                    idents: idents.clone(),
-                    callees: callees.clone(),
-                    searched: searched.clone(),
-                    arg_idents: arg_idents.clone(),
-                    model_made,
-                    position: several.then_some(position),
-                });
+                let mut this =
+                    if position == 0 { std::mem::take(&mut definition) } else { definition.clone() };
+                this.position = several.then_some(position);
+                definitions.push(this);
             }
         }
         let value_text = self.text(value).trim();
@@ -3596,14 +3613,21 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// `i = i + 1`, `left = left - 1`, `i=$((i+1))`, `n=$((n + 1))`.
     fn steps_itself(&self, target: &str, value: Node<'t>) -> bool {
-        let text = self.text(value).trim();
+        let text = self.text(value).trim_start();
+        let target = target.trim_start_matches('$');
+        // Only a value that opens with the name, or with a shell's `$`, can
+        // be the name moved by a number (asked of every assignment: most
+        // values are calls, and the trimming below is not free).
+        if !text.starts_with(target) && !text.starts_with('$') {
+            return false;
+        }
+        let text = text.trim_end();
         let text = text
             .trim_start_matches("$((")
             .trim_start_matches("$[")
             .trim_end_matches("))")
             .trim_end_matches(']');
         let text = text.trim();
-        let target = target.trim_start_matches('$');
         let Some(rest) = text.strip_prefix(target).or_else(|| text.strip_prefix(&format!("${target}")))
         else {
             return false;
@@ -3822,6 +3846,8 @@ impl<'s, 't> Walker<'s, 't> {
         let mut arg_idents = Vec::new();
         // Each entry: a node and whether it names a called function.
         let mut stack = vec![(node, false)];
+        // One cursor for the walk: each use resets it to the node at hand.
+        let mut cursor = node.walk();
         let mut visited = 0;
         while let Some((n, in_callee)) = stack.pop() {
             visited += 1;
@@ -3836,7 +3862,6 @@ impl<'s, 't> Walker<'s, 't> {
                 if text.len() < 200 && (text.contains("stdin") || text.contains("Stdin")) {
                     words.push("stdin".to_string());
                 }
-                let mut cursor = n.walk();
                 for argument in n.named_children(&mut cursor).take(4) {
                     if arg_idents.len() >= 4 {
                         continue;
@@ -3854,7 +3879,6 @@ impl<'s, 't> Walker<'s, 't> {
                     }
                 }
                 if callees.last().is_some_and(|name: &String| is_search_callee(name)) {
-                    let mut cursor = n.walk();
                     for argument in n.named_children(&mut cursor).take(4) {
                         if self.syn_of(argument) == Syn::Str && self.text(argument).len() <= 200 {
                             searched.extend(canonical_words(strip_quotes(self.text(argument))));
@@ -3878,9 +3902,9 @@ impl<'s, 't> Walker<'s, 't> {
                 }
                 // `client.chat.completions.create(...)` returns a model's
                 // reply: "completion" there is the API's name, not a goal.
-                let api_name = in_callee && text.to_ascii_lowercase().contains("completion");
+                let api_name = in_callee && contains_ignoring_case(text, "completion");
                 if !api_name {
-                    words.extend(canonical_words(text));
+                    self.extend_words(&mut words, text);
                 }
             }
             let callee = if syntax == Syn::Call { self.callee_of(n) } else { None };
@@ -3890,7 +3914,6 @@ impl<'s, 't> Walker<'s, 't> {
                     callees.push(name.to_string());
                 }
             }
-            let mut cursor = n.walk();
             for child in n.named_children(&mut cursor) {
                 let names_callee = in_callee || callee.is_some_and(|c| c.id() == child.id());
                 stack.push((child, names_callee));

@@ -243,7 +243,9 @@ const CHECK_VERBS: &[&str] = &["check", "enforce", "ensure", "verify", "guard", 
 /// failure leaves the loop, and its name says what it checks. A callee the
 /// source does not define stays a warning (`check-not-in-source`).
 fn checks_budget_and_leaves(facts: &Facts, call: &CallFact) -> bool {
-    if !call.in_loop || call.caught {
+    // (Asked of every call in a loop: a name without "budget" is no such
+    // check, and saying so needs no split.)
+    if !call.in_loop || call.caught || !crate::words::contains_ignoring_case(&call.callee_last, "budget") {
         return false;
     }
     let words = crate::words::canonical_words(&call.callee_last);
