@@ -3954,3 +3954,15 @@ fn review_counterexamples_of_the_runs_and_the_flags() {
     let passed = "async function repair(dir, maxRetries) {\n  for (let attempt = 1; attempt <= maxRetries; attempt++) {\n    try {\n      await runCommand('npm', ['run', 'build'], dir);\n      testPassed = true;\n      break;\n    } catch (error) {\n      await callQAAgent(error.message, dir);\n    }\n  }\n}\n";
     check(JavaScript, passed, &[E1, E2]);
 }
+
+#[test]
+fn a_history_grown_to_its_budget_counts_the_passes() {
+    // Each pass adds its solutions to the history; the budget is how many
+    // the run may make, not money or tokens.
+    let search = "class Search:\n    def run(self):\n        while len(self.run_history) < self.budget:\n            offspring = self.llm.sample(self.population)\n            for p in offspring:\n                self.run_history.append(p)\n";
+    check(Python, search, &[E2]);
+    // A budget of tokens stays the budget rule's, and an empty history asks
+    // nothing of the passes.
+    let tokens = "def run(llm, messages, token_budget):\n    while count_tokens(messages) < token_budget:\n        messages.append(llm.chat(messages))\n";
+    check_absent(Python, tokens, E2);
+}

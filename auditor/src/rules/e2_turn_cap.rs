@@ -85,11 +85,12 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
         return true;
     }
     // The history grows by a pass each time: its length is a pass count
-    // (`if len(history) >= 50: break`).
+    // (`if len(history) >= 50: break`, `while len(self.run_history) <
+    // self.budget`).
     if clause.ordering
         && view.has("len")
         && view.any(&["seen", "message", "messages", "trajectory", "actions", "steps"])
-        && (clause.number || view.has("max"))
+        && (clause.number || view.has("max") || view.has("budget"))
     {
         return true;
     }
