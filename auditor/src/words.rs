@@ -6,7 +6,15 @@
 
 /// Whether `text` holds `part`, ASCII case aside, without allocating.
 pub(crate) fn contains_ignoring_case(text: &str, part: &str) -> bool {
-    text.as_bytes().windows(part.len()).any(|window| window.eq_ignore_ascii_case(part.as_bytes()))
+    // (Asked of most names a file holds, most often for a part they lack:
+    // the rest of a window is compared only where its first byte matches.)
+    let (text, part) = (text.as_bytes(), part.as_bytes());
+    let Some((first, rest)) = part.split_first() else { return true };
+    let first = first.to_ascii_lowercase();
+    text.len() >= part.len()
+        && (0..=text.len() - part.len()).any(|at| {
+            text[at].to_ascii_lowercase() == first && text[at + 1..at + part.len()].eq_ignore_ascii_case(rest)
+        })
 }
 
 /// Whether a counted loop's condition holds its index against the length
@@ -206,6 +214,18 @@ mod tests {
         check("sha256", &["sha256"]);
         check("KeyboardInterrupt", &["keyboard", "interrupt"]);
         check("self.last_digest", &["self", "last", "digest"]);
+    }
+
+    #[test]
+    fn a_part_is_found_whatever_its_case() {
+        assert!(contains_ignoring_case("MaxBudgetUsd", "budget"));
+        assert!(contains_ignoring_case("budget", "budget"));
+        assert!(contains_ignoring_case("x", ""));
+        assert!(!contains_ignoring_case("budge", "budget"));
+        assert!(!contains_ignoring_case("", "a"));
+        assert!(contains_ignoring_case("USER_CANCELLED", "cancel"));
+        assert!(!contains_ignoring_case("naïve", "ive"));
+        assert!(contains_ignoring_case("naïveLLM", "llm"));
     }
 
     #[test]
