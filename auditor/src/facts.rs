@@ -3327,14 +3327,14 @@ impl<'s, 't> Walker<'s, 't> {
             model_made,
             position: None,
         };
-        // Walked from the last target: each but the first gets a copy, and
-        // the first takes the value's own lists (one target, the common
-        // case, copies nothing).
-        for (position, name) in targets.iter().enumerate().rev() {
+        // Each target but the last gets a copy, and the last takes the
+        // value's own lists (one target, the common case, copies nothing).
+        let last = targets.len() - 1;
+        for (position, name) in targets.iter().enumerate() {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {
                 let mut this =
-                    if position == 0 { std::mem::take(&mut definition) } else { definition.clone() };
+                    if position == last { std::mem::take(&mut definition) } else { definition.clone() };
                 this.position = several.then_some(position);
                 definitions.push(this);
             }

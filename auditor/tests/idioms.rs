@@ -3961,8 +3961,10 @@ fn a_history_grown_to_its_budget_counts_the_passes() {
     // the run may make, not money or tokens.
     let search = "class Search:\n    def run(self):\n        while len(self.run_history) < self.budget:\n            offspring = self.llm.sample(self.population)\n            for p in offspring:\n                self.run_history.append(p)\n";
     check(Python, search, &[E2]);
-    // A budget of tokens stays the budget rule's, and an empty history asks
-    // nothing of the passes.
-    let tokens = "def run(llm, messages, token_budget):\n    while count_tokens(messages) < token_budget:\n        messages.append(llm.chat(messages))\n";
+    // A budget of tokens stays the budget rule's.
+    let tokens = "def run(llm, messages, token_budget):\n    while len(messages) < token_budget:\n        messages.append(llm.chat(messages))\n";
     check_absent(Python, tokens, E2);
+    // The size of the conversation is no count of passes.
+    let size = "def run(self, llm, history):\n    while True:\n        history.append(llm.chat(history))\n        if len(json.dumps(history)) > self.char_budget:\n            break\n";
+    check_absent(Python, size, E2);
 }

@@ -21,6 +21,11 @@ if (dirs.length === 0 || dirs.length > 2) {
   console.error("usage: node end2end/bench/reaudit.mjs MODULE_DIR [BASELINE_DIR]");
   process.exit(2);
 }
+if (dirs.length === 2 && resolve(dirs[0]) === resolve(dirs[1])) {
+  // (Node would load one module for both: one engine measured twice.)
+  console.error("error: the module and the baseline are the same directory");
+  process.exit(2);
+}
 const ROUNDS = 5;
 const EDITS = 101;
 
@@ -28,14 +33,19 @@ async function engine(dir) {
   const js = resolve(dir, "auditor-python.js");
   const wasm = resolve(dir, "auditor-python_bg.wasm");
   let bytes;
+  let glue;
   try {
     bytes = readFileSync(wasm);
+    // Each module is its own instance, with a session of its own.
+    glue = await import(pathToFileURL(js).href);
   } catch {
-    console.error(`error: ${wasm} not found (build the site, or bind a wasm-engine build)`);
+    console.error(`error: ${dir} holds no auditor-python.js and auditor-python_bg.wasm (build the site, or bind a wasm-engine build)`);
     process.exit(2);
   }
-  // Each module is its own instance, with a session of its own.
-  const glue = await import(pathToFileURL(js).href);
+  if (typeof glue.initSync !== "function" || typeof glue.audit !== "function") {
+    console.error(`error: ${js} is not the auditor's module (no initSync or audit)`);
+    process.exit(2);
+  }
   glue.initSync({ module: bytes });
   return glue;
 }
@@ -43,19 +53,29 @@ async function engine(dir) {
 const body = Array.from({ length: 1995 }, (_, i) => `        value_${i} = compute(state, ${i})`).join("\n");
 const start = `def run(agent, max_turns=50):\n    for turn in range(max_turns):\n        state = agent.step()\n${body}\n        if state.done:\n            break\n`;
 
+// A report that is not the file's (a module that answers fast with nothing)
+// ends the run: only a real audit's time counts.
+function checked(json, what) {
+  const report = JSON.parse(json);
+  if (report.verdict !== "CONVERGES" || report.loops?.length !== 1) {
+    console.error(`error: ${what}: expected one loop and CONVERGES, got ${json.slice(0, 200)}`);
+    process.exit(1);
+  }
+}
+
 function round(glue) {
   let file = start;
   // The first audit parses the whole file; the edits reuse its tree.
-  if (JSON.parse(glue.audit(file, "python", "")).verdict !== "CONVERGES") {
-    throw new Error("the 2,000-line file should read CONVERGES");
-  }
+  checked(glue.audit(file, "python", ""), "the first audit");
   const times = [];
+  let json = "";
   for (let i = 0; i < EDITS; i++) {
     file += "x";
     const t = performance.now();
-    glue.audit(file, "python", "");
+    json = glue.audit(file, "python", "");
     times.push(performance.now() - t);
   }
+  checked(json, "the last edit");
   times.sort((a, b) => a - b);
   return { median: times[Math.floor(EDITS / 2)], fastest: times[0] };
 }
@@ -64,7 +84,9 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const engines = await Promise.all(dirs.map(engine));
 const results = dirs.map(() => []);
 for (let r = 0; r < ROUNDS; r++) {
-  engines.forEach((glue, i) => results[i].push(round(glue)));
+  // (Each goes first in every other round.)
+  const order = r % 2 === 0 ? engines.keys() : [...engines.keys()].reverse();
+  for (const i of order) results[i].push(round(engines[i]));
 }
 const names = dirs.length === 2 ? ["module", "baseline"] : ["module"];
 for (const [i, rounds] of results.entries()) {

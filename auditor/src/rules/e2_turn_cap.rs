@@ -43,6 +43,25 @@ pub(crate) fn counts_workers(view: &ClauseView<'_>) -> bool {
         && !view.any(COUNT_WORDS)
 }
 
+/// The clause measures text, not how many entries there are: a
+/// conversation's size in characters (`len(json.dumps(messages)) >
+/// self.char_budget`), one message's content, a context window.
+fn measures_text(view: &ClauseView<'_>) -> bool {
+    view.any(&[
+        "char",
+        "chars",
+        "characters",
+        "byte",
+        "bytes",
+        "content",
+        "text",
+        "context",
+        "window",
+        "json",
+        "dumps",
+    ])
+}
+
 pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     let clause = view.clause;
     if view.role == Role::RangeBound {
@@ -90,7 +109,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if clause.ordering
         && view.has("len")
         && view.any(&["seen", "message", "messages", "trajectory", "actions", "steps"])
-        && (clause.number || view.has("max") || view.has("budget"))
+        && (clause.number || view.has("max") || (view.has("budget") && !measures_text(view)))
     {
         return true;
     }
