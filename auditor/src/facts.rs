@@ -3329,7 +3329,7 @@ impl<'s, 't> Walker<'s, 't> {
         };
         // Each target but the last gets a copy, and the last takes the
         // value's own lists (one target, the common case, copies nothing).
-        let last = targets.len() - 1;
+        let last = targets.len().saturating_sub(1);
         for (position, name) in targets.iter().enumerate() {
             let definitions = self.facts.aliases.entry(name.clone()).or_default();
             if definitions.len() < 32 {

@@ -3968,3 +3968,10 @@ fn a_history_grown_to_its_budget_counts_the_passes() {
     let size = "def run(self, llm, history):\n    while True:\n        history.append(llm.chat(history))\n        if len(json.dumps(history)) > self.char_budget:\n            break\n";
     check_absent(Python, size, E2);
 }
+
+#[test]
+fn a_destructuring_that_names_nothing_is_read() {
+    // `const {} = step()` gives no name: the assignment has no target.
+    let empty = "async function run(agent) {\n  while (true) {\n    const {} = await agent.step();\n    if (agent.done) {\n      break;\n    }\n  }\n}\n";
+    check(JavaScript, empty, &[E1]);
+}
