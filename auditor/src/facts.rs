@@ -351,18 +351,12 @@ pub(crate) struct Definition {
 /// Whether a called name says it asks a model (`generate_next_message`,
 /// `chat`, `invoke_llm`).
 fn asks_a_model(callee: &str) -> bool {
-    // (Asked of every call on a right-hand side: most name none of the
-    // words, and saying so needs no split.)
-    const PARTS: [&str; 7] = ["generate", "chat", "complet", "invoke", "predict", "llm", "model"];
-    if !PARTS.iter().any(|part| contains_ignoring_case(callee, part)) {
-        return false;
-    }
-    split_identifier(callee).iter().any(|w| {
-        matches!(
-            w.as_str(),
-            "generate" | "chat" | "complete" | "completion" | "invoke" | "predict" | "llm" | "model"
-        )
-    })
+    const WORDS: [&str; 8] =
+        ["generate", "chat", "complete", "completion", "invoke", "predict", "llm", "model"];
+    // (Asked of every call on a right-hand side: a name that holds none of
+    // the words anywhere has none of them as a word, and says so unsplit.)
+    WORDS.iter().any(|word| contains_ignoring_case(callee, word))
+        && split_identifier(callee).iter().any(|w| WORDS.contains(&w.as_str()))
 }
 
 impl Facts {
@@ -2041,6 +2035,8 @@ impl<'s, 't> Walker<'s, 't> {
     /// made of, found in its tree.)
     fn waits(&self, node: Node<'t>) -> bool {
         let mut stack = vec![node];
+        // One cursor for the walk: each use resets it to the node at hand.
+        let mut cursor = node.walk();
         let mut visited = 0;
         while let Some(n) = stack.pop() {
             visited += 1;
@@ -2054,7 +2050,6 @@ impl<'s, 't> Walker<'s, 't> {
             {
                 return true;
             }
-            let mut cursor = n.walk();
             stack.extend(n.named_children(&mut cursor));
         }
         false

@@ -15,6 +15,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { reauditSource } from "../support/reaudit-source.mjs";
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0 || dirs.length > 2) {
@@ -50,8 +51,7 @@ async function engine(dir) {
   return glue;
 }
 
-const body = Array.from({ length: 1995 }, (_, i) => `        value_${i} = compute(state, ${i})`).join("\n");
-const start = `def run(agent, max_turns=50):\n    for turn in range(max_turns):\n        state = agent.step()\n${body}\n        if state.done:\n            break\n`;
+const start = reauditSource();
 
 // A report that is not the file's (a module that answers fast with nothing)
 // ends the run: only a real audit's time counts.

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { launchBrowser, watchErrors, waitForHydration } from "../support/browser.mjs";
 import { buildId, startServer } from "../support/server.mjs";
+import { reauditSource } from "../support/reaudit-source.mjs";
 
 const SHOTS = resolve(import.meta.dirname, "..", "screenshots");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -530,8 +531,7 @@ describe("audit page", () => {
 
     // Re-audit of a 2,000-line file: the worker times each audit; take the
     // median of nine edits.
-    const body = Array.from({ length: 1995 }, (_, i) => `        value_${i} = compute(state, ${i})`).join("\n");
-    const file = `def run(agent, max_turns=50):\n    for turn in range(max_turns):\n        state = agent.step()\n${body}\n        if state.done:\n            break\n`;
+    const file = reauditSource();
     await paste(page, file);
     assert.equal(await page.getByTestId("audit-source").evaluate((t) => t.value.split("\n").length - 1), 2000);
     const times = [];
