@@ -1996,7 +1996,8 @@ impl<'s, 't> Walker<'s, 't> {
 
     /// Whether a loop's header counts whole runs of the work (`for i in
     /// range(num_runs)`, `for episode in range(n_episodes)`, `for game in
-    /// games`): each pass is one episode, and a loop inside it that steps
+    /// games`, `for (let sprint = 1; sprint <= totalSprints; sprint++)`):
+    /// each pass is one episode, and a loop inside it that steps
     /// the episode (`while not done:`) is the agent's, not a retry of one
     /// of its steps.
     /// (Not a cap of the steps of one, `for step in
@@ -2017,6 +2018,10 @@ impl<'s, 't> Walker<'s, 't> {
                         | "trials"
                         | "experiment"
                         | "experiments"
+                        | "sprint"
+                        | "sprints"
+                        | "milestone"
+                        | "milestones"
                 )
             })
     }

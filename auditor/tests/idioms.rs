@@ -3975,3 +3975,23 @@ fn a_destructuring_that_names_nothing_is_read() {
     let empty = "async function run(agent) {\n  while (true) {\n    const {} = await agent.step();\n    if (agent.done) {\n      break;\n    }\n  }\n}\n";
     check(JavaScript, empty, &[E1]);
 }
+
+#[test]
+fn passes_that_brought_nothing_counted_in_a_row_are_no_progress() {
+    let empty = "async function run(agent) {\n  let consecutiveEmptyIterations = 0;\n  const EMPTY_ITERATION_LIMIT = 5;\n  for (let iteration = 0; iteration < this.maxIterations; iteration++) {\n    const parsed = await agent.step();\n    if (parsed.answer) {\n      return parsed.answer;\n    }\n    if (!parsed.toolCalls.length) {\n      consecutiveEmptyIterations++;\n      if (consecutiveEmptyIterations >= EMPTY_ITERATION_LIMIT) {\n        return 'stuck';\n      }\n    } else {\n      consecutiveEmptyIterations = 0;\n    }\n  }\n}\n";
+    check(TypeScript, empty, &[E1, E2, E5]);
+    // Empty replies counted are the model failing to answer: an error threshold.
+    let replies = "async function run(agent) {\n  let emptyResponses = 0;\n  while (true) {\n    const reply = await agent.step();\n    if (reply.done) {\n      return reply;\n    }\n    if (!reply.text) {\n      emptyResponses++;\n      if (emptyResponses >= 3) {\n        throw new Error('the model keeps answering nothing');\n      }\n    }\n  }\n}\n";
+    check_absent(TypeScript, replies, E5);
+}
+
+#[test]
+fn the_agent_loop_inside_a_walk_over_sprints_is_read() {
+    // Each sprint is a whole run of the work; the loop inside it that runs
+    // the worker until the evaluator passes it is the agent's.
+    let sprints = "async function run(worker: Worker) {\n  for (let sprint = 1; sprint <= totalSprints; sprint++) {\n    let passed = false;\n    let revision = 0;\n    while (!passed && revision <= maxRevisions) {\n      await runAgentPhase(worker, task);\n      const result = parseEvaluationResult(path, sprint);\n      if (result === 'pass') {\n        passed = true;\n      } else {\n        revision++;\n      }\n    }\n  }\n}\n";
+    assert!(
+        audit(sprints, None, Some(TypeScript)).found().contains(&E1),
+        "the evaluator's pass ends the revision loop"
+    );
+}

@@ -42,6 +42,30 @@ pub(crate) fn stale_passes(view: &ClauseView<'_>) -> bool {
         && (view.counted || view.any(super::COUNT_WORDS) || view.any(&["tracker", "len", "counter", "pass"]))
 }
 
+/// Passes that brought nothing, counted against a limit
+/// (`consecutiveEmptyIterations >= EMPTY_ITERATION_LIMIT`, `empty_rounds >
+/// 2`): a pass with neither a tool call nor an answer made no progress. Not
+/// empty replies, turns or outputs counted (`emptyTurnCount >=
+/// MAX_EMPTY_TURNS`: a model that answers nothing, the error threshold's),
+/// nor a queue found empty (the work is done).
+pub(crate) fn empty_passes(view: &ClauseView<'_>) -> bool {
+    view.has("empty")
+        && view.clause.ordering
+        && view.any(&["iter", "round", "rounds", "cycle", "cycles"])
+        && !view.has("turn")
+        && !view.any(&[
+            "response",
+            "responses",
+            "reply",
+            "replies",
+            "output",
+            "outputs",
+            "error",
+            "queue",
+            "result",
+        ])
+}
+
 /// The error a loop or stall detector raises, caught to leave (`except
 /// LoopDetected: break`, `catch (e) { if (e instanceof StuckError) ... }`).
 pub(crate) fn handler_matches(view: &ClauseView<'_>) -> bool {
@@ -64,6 +88,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
             matches!(
                 *word,
                 "stale"
+                    | "empty"
                     | "hash"
                     | "stall"
                     | "stuck"
@@ -94,7 +119,7 @@ pub(crate) fn clause_matches(view: &ClauseView<'_>) -> bool {
     if !may_match {
         return compares_with_previous(view);
     }
-    if stale_passes(view) {
+    if stale_passes(view) || empty_passes(view) {
         return true;
     }
     // Whether the loop leaves when the clause's detector fires: `if stuck:
