@@ -128,6 +128,14 @@ pub(crate) fn suggest(
         });
         order.extend(streams.map(|(_, fact)| fact));
     }
+    // Last, a framework run the file starts, wherever the warning points
+    // (a person's loop around a team's run, `while True: task = input()`
+    // ... `team.run_stream(task=task)`): the framework's own setting.
+    let runs = loops
+        .iter()
+        .enumerate()
+        .filter(|(i, fact)| !candidates.contains(i) && fact.kind == LoopKind::Framework);
+    order.extend(runs.map(|(_, fact)| fact));
     let syntactic = |fact: &LoopFact| fact.kind.is_written();
     let walk = |fact: &LoopFact| {
         fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
@@ -263,8 +271,18 @@ fn loop_plan(
                     stack.extend(n.named_children(&mut cursor));
                 }
             }
-            if let Some(watch) = watched_value(body, source, language, &changed) {
-                return Some(progress_plan(source, &style, header, outer, &unit, watch));
+            let plan = watched_value(body, source, language, &changed)
+                .map(|watch| progress_plan(source, &style, header, outer, &unit, watch))
+                .or_else(|| idle_round_plan(body, source, language, &unit));
+            if let Some(mut plan) = plan {
+                if language == Language::Rust {
+                    if let Some(value) = rust_break_value(node, source)? {
+                        for (_, text) in &mut plan.inserts {
+                            *text = text.replace("break; //", &format!("break {value}; //"));
+                        }
+                    }
+                }
+                return Some(plan);
             }
             if language == Language::Bash {
                 return repository_plan(source, &style, body, header, outer, inner, &unit);
@@ -584,12 +602,15 @@ struct Watch<'t> {
     /// no pass, or fail on each): the fix sets it to `None` first and
     /// compares only a value.
     declare: bool,
+    /// The check goes before `statement`, not after it: first thing in
+    /// the arm of a `match` that binds the value (`Ok(output) => {`).
+    before: bool,
 }
 
 impl<'t> Watch<'t> {
     /// `name`, set by `statement`, compared as it is.
     fn of(statement: Node<'t>, name: String) -> Watch<'t> {
-        Watch { statement, name, capture_at: None, expression: None, declare: false }
+        Watch { statement, name, capture_at: None, expression: None, declare: false, before: false }
     }
 }
 
@@ -601,11 +622,15 @@ fn progress_plan(
     unit: &str,
     watch: Watch<'_>,
 ) -> Plan {
-    let Watch { statement, name, capture_at, expression, declare } = watch;
+    let Watch { statement, name, capture_at, expression, declare, before } = watch;
     let previous = fresh_name(source, &style.names(&[&format!("previous_{name}")]));
     let watched = expression.unwrap_or_else(|| name.clone());
     let at = indentation_of_line(source, line_start(source, statement.start_byte()));
-    let after = next_line_start(source, statement.end_byte());
+    let after = if before {
+        line_start(source, statement.start_byte())
+    } else {
+        next_line_start(source, statement.end_byte())
+    };
     let check = match capture_at {
         Some(_) => style.result_check(&watched, &previous, at, unit),
         None if declare => style.result_check(&watched, &previous, at, unit),
@@ -757,6 +782,9 @@ fn watched_value<'t>(
     if let Some(watch) = result_of_a_retry(body, source, language) {
         return Some(watch);
     }
+    if let Some(watch) = matched_success(body, source, language) {
+        return Some(watch);
+    }
     // A step that returns nothing but fills in a dict the pass reads after
     // it (`self.retry(question, vars)` ... `vars["api_output"]`): the entry
     // that says it is the work.
@@ -777,6 +805,153 @@ fn watched_value<'t>(
                 return Some(Watch { capture_at: Some(call), ..Watch::of(statement, name) });
             }
         }
+    }
+    None
+}
+
+/// Rust: a pass that matches its step's result (`match engine.chat(&prompt)
+/// { Ok(output) => { ... } Err(err) => { ... } }`): the value the arm that
+/// got through binds is the pass's work, watched first thing in that arm
+/// (a `break` in an arm leaves the loop, as it does nowhere else a `match`
+/// stands for a `switch`).
+fn matched_success<'t>(body: Node<'t>, source: &str, language: Language) -> Option<Watch<'t>> {
+    if language != Language::Rust {
+        return None;
+    }
+    for statement in body_statements(body) {
+        let expression = if statement.kind() == "expression_statement" {
+            statement.named_child(0)
+        } else {
+            Some(statement)
+        };
+        let Some(expression) = expression.filter(|e| e.kind() == "match_expression") else { continue };
+        let Some(arms) = expression.child_by_field_name("body") else { continue };
+        let mut cursor = arms.walk();
+        for arm in arms.named_children(&mut cursor).filter(|a| a.kind() == "match_arm") {
+            let Some(pattern) = arm.child_by_field_name("pattern").and_then(|p| source.get(p.byte_range()))
+            else {
+                continue;
+            };
+            let Some(name) = pattern
+                .strip_prefix("Ok(")
+                .or_else(|| pattern.strip_prefix("Some("))
+                .and_then(|rest| rest.strip_suffix(')'))
+                .map(str::trim)
+            else {
+                continue;
+            };
+            let plain = name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            let Some(block) = arm.child_by_field_name("value").filter(|v| v.kind() == "block") else {
+                continue;
+            };
+            let Some(first) = body_statements(block).into_iter().next() else { continue };
+            if plain && watchable(name) && starts_its_line(source, first.start_byte()) {
+                return Some(Watch { before: true, ..Watch::of(first, name.to_string()) });
+            }
+        }
+    }
+    None
+}
+
+/// A pass that keeps a flag of whether anything worked this round (`anyWork
+/// := false` ... `anyWork = true` when an agent did something; `changed =
+/// False` ... `changed = True`): a round in which nothing did is the end of
+/// the work (goal met: nothing left to do), or one that changed nothing (no
+/// progress). The check goes after the last statement of the pass that can
+/// raise the flag.
+fn idle_round_plan(body: Node<'_>, source: &str, language: Language, unit: &str) -> Option<Plan> {
+    let statements = body_statements(body);
+    for (index, &statement) in statements.iter().enumerate() {
+        let Some(flag) = lowered_flag(source.get(statement.byte_range()).unwrap_or(""), language) else {
+            continue;
+        };
+        let words = crate::words::canonical_words(flag);
+        let exit = if words.iter().any(|w| matches!(w.as_str(), "queue" | "worked")) {
+            ExitId::E1
+        } else if words.iter().any(|w| w == "change") {
+            ExitId::E5
+        } else {
+            continue;
+        };
+        let raises = |s: &Node<'_>| {
+            let text = source.get(s.byte_range()).unwrap_or("");
+            ["true", "True"].iter().any(|value| {
+                text.match_indices(&format!("{flag} = {value}")).any(|(at, _)| {
+                    !text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
+                })
+            })
+        };
+        let raised = *statements[index + 1..].iter().rev().find(|s| raises(s))?;
+        if !check_fits_after(source, raised) || !starts_its_line(source, raised.start_byte()) {
+            return None;
+        }
+        let at = indentation_of_line(source, line_start(source, raised.start_byte()));
+        let note =
+            if exit == ExitId::E1 { "nothing worked this round" } else { "nothing changed this round" };
+        let check = match language {
+            Language::Python => format!("{at}if not {flag}:\n{at}{unit}break  # {note}\n"),
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                format!("{at}if (!{flag}) break; // {note}\n")
+            }
+            Language::Go => format!("{at}if !{flag} {{\n{at}{unit}break // {note}\n{at}}}\n"),
+            Language::Rust => format!("{at}if !{flag} {{\n{at}{unit}break; // {note}\n{at}}}\n"),
+            Language::Bash => return None,
+        };
+        let title = if exit == ExitId::E1 {
+            format!("Stop when the work is done: end the loop after a round in which nothing worked (`{flag}` stayed false)")
+        } else {
+            format!("Stop when a round changes nothing: end the loop when `{flag}` stayed false")
+        };
+        return Some(Plan {
+            exit,
+            title,
+            inserts: vec![(next_line_start(source, raised.end_byte()), check)],
+            replaces: Vec::new(),
+        });
+    }
+    None
+}
+
+/// The name a statement sets to false, when that is all it does (`anyWork
+/// := false`, `let mut changed = false;`, `progress = False`, `var busy bool`).
+fn lowered_flag(text: &str, language: Language) -> Option<&str> {
+    let text = text.trim().trim_end_matches(';').trim();
+    let text = ["let mut ", "let ", "var "].iter().find_map(|p| text.strip_prefix(p)).unwrap_or(text);
+    let (name, value) = match text.split_once(":=").or_else(|| text.split_once('=')) {
+        Some((name, value)) => (name.trim(), value.trim()),
+        None if language == Language::Go => (text.strip_suffix(" bool")?.trim(), "false"),
+        None => return None,
+    };
+    let name = name.split(':').next().unwrap_or(name).trim();
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (plain && matches!(value, "false" | "False")).then_some(name)
+}
+
+/// Rust: the value a check leaves a `loop` with when the loop's value is
+/// taken (`let stop_reason = loop { ... break "max_iterations".to_string();
+/// }`): its other breaks' shape, saying "no_progress". `Some(None)` for a
+/// loop whose value nobody takes; None when no break shows the shape.
+fn rust_break_value(node: Node<'_>, source: &str) -> Option<Option<String>> {
+    if node.kind() != "loop_expression" || node.parent().is_some_and(|p| p.kind() == "expression_statement") {
+        return Some(None);
+    }
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.id() != node.id() && (is_loop_or_function(n.kind()) || n.kind().contains("closure")) {
+            continue;
+        }
+        if n.kind() == "break_expression" {
+            let mut cursor = n.walk();
+            let value = n.named_children(&mut cursor).find(|c| c.kind() != "label");
+            if let Some(value) = value {
+                let text = source.get(value.byte_range())?;
+                let open = text.find('"')?;
+                let close = open + 1 + text[open + 1..].find('"')?;
+                return Some(Some(format!("{}\"no_progress\"{}", &text[..open], &text[close + 1..])));
+            }
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
     }
     None
 }
@@ -829,6 +1004,7 @@ fn entry_a_step_fills<'t>(
             capture_at: None,
             expression: Some(format!("{value}[{key_text}]")),
             declare: false,
+            before: false,
         })
     })
 }

@@ -579,3 +579,42 @@ fn review_counterexamples_of_this_sessions_fixes() {
     let report = audit(text, None, Some(Language::Python));
     assert!(report.fixes.iter().all(|f| f.exit != ExitId::E5), "{:?}", report.fixes);
 }
+
+#[test]
+fn a_rust_pass_that_matches_its_result_is_watched_in_the_arm_that_got_through() {
+    let source = "fn autopilot(engine: &Engine) -> String {\n    let mut failures = 0;\n    let stop_reason = loop {\n        if failures >= 3 {\n            break \"max_failures\".to_string();\n        }\n        match engine.chat(\"go on\") {\n            Ok(output) => {\n                failures = 0;\n                println!(\"{output}\");\n            }\n            Err(err) => {\n                failures += 1;\n                eprintln!(\"{err}\");\n            }\n        }\n    };\n    stop_reason\n}\n";
+    let (report, fixed) = fix_of(Language::Rust, source, ExitId::E5);
+    assert!(check_fixes("rust match", source, Language::Rust, &report).is_empty());
+    // First thing in the arm, and the loop's value keeps its shape.
+    assert!(fixed.contains("            Ok(output) => {\n                if previous_output.as_ref() == Some(&output) {\n                    break \"no_progress\".to_string();"), "{fixed}");
+    assert!(fixed.contains("    let mut previous_output = None;\n    let stop_reason = loop {"), "{fixed}");
+}
+
+#[test]
+fn a_flag_of_whether_anything_worked_this_round_ends_the_loop() {
+    // Go: a swarm's round in which no agent did any work (goal met).
+    let swarm = "package a\n\nfunc (s *Swarm) Run(ctx context.Context) {\n\tfor round := 0; round < s.maxRounds; round++ {\n\t\tselect {\n\t\tcase <-ctx.Done():\n\t\t\treturn\n\t\tdefault:\n\t\t}\n\t\tanyWork := false\n\t\tfor _, agent := range s.agents {\n\t\t\tif s.step(ctx, agent) {\n\t\t\t\tanyWork = true\n\t\t\t}\n\t\t}\n\t\ttime.Sleep(time.Second)\n\t}\n}\n";
+    let (report, fixed) = fix_of(Language::Go, swarm, ExitId::E1);
+    assert!(check_fixes("swarm", swarm, Language::Go, &report).is_empty());
+    assert!(
+        fixed.contains(
+            "\t\t}\n\t\tif !anyWork {\n\t\t\tbreak // nothing worked this round\n\t\t}\n\t\ttime.Sleep"
+        ),
+        "{fixed}"
+    );
+    // Python: a round that changed nothing (no progress).
+    let rounds = "def polish(agent, sections):\n    for round in range(10):\n        changed = False\n        for section in sections:\n            if agent.improve(section):\n                changed = True\n        agent.save(sections)\n";
+    let (report, fixed) = fix_of(Language::Python, rounds, ExitId::E5);
+    assert!(check_fixes("rounds", rounds, Language::Python, &report).is_empty());
+    assert!(fixed.contains("                changed = True\n        if not changed:\n            break  # nothing changed this round\n"), "{fixed}");
+}
+
+#[test]
+fn a_team_run_inside_a_persons_loop_gets_the_frameworks_completion_check() {
+    // The warning names the loop that reads what the person types; the
+    // check that the work is done belongs to the team it runs.
+    let source = "from autogen_agentchat.agents import AssistantAgent\nfrom autogen_agentchat.teams import RoundRobinGroupChat\n\n\nasync def main(client):\n    writer = AssistantAgent(\n        name=\"writer\",\n        model_client=client,\n    )\n    critic = AssistantAgent(\n        name=\"critic\",\n        model_client=client,\n    )\n    team = RoundRobinGroupChat(\n        [writer, critic],\n        max_turns=3\n    )\n    while True:\n        task = input(\"> \")\n        if task == \"exit\":\n            break\n        await Console(team.run_stream(task=task))\n";
+    let (report, fixed) = fix_of(Language::Python, source, ExitId::E1);
+    assert!(check_fixes("team", source, Language::Python, &report).is_empty());
+    assert!(fixed.contains("termination_condition="), "{fixed}");
+}
