@@ -128,14 +128,18 @@ pub(crate) fn suggest(
         });
         order.extend(streams.map(|(_, fact)| fact));
     }
-    // Last, a framework run the file starts, wherever the warning points
-    // (a person's loop around a team's run, `while True: task = input()`
-    // ... `team.run_stream(task=task)`): the framework's own setting.
-    let runs = loops
-        .iter()
-        .enumerate()
-        .filter(|(i, fact)| !candidates.contains(i) && fact.kind == LoopKind::Framework);
-    order.extend(runs.map(|(_, fact)| fact));
+    // Last, for a completion check, a framework run the file starts,
+    // wherever the warning points (a person's loop around a team's run,
+    // `while True: task = input()` ... `team.run_stream(task=task)`): the
+    // framework's own check. (Not a cap: on a run the warning's loop does
+    // not hold, it would bound something else.)
+    if missing == Missing::Detect {
+        let runs = loops
+            .iter()
+            .enumerate()
+            .filter(|(i, fact)| !candidates.contains(i) && fact.kind == LoopKind::Framework);
+        order.extend(runs.map(|(_, fact)| fact));
+    }
     let syntactic = |fact: &LoopFact| fact.kind.is_written();
     let walk = |fact: &LoopFact| {
         fact.collection && !loop_node(tree, fact).is_some_and(|n| iterates_a_stream(n, source))
@@ -246,7 +250,7 @@ fn loop_plan(
             };
             let counter = fresh_name(source, &style.names(counters));
             let cap = fresh_name(source, &style.names(caps));
-            Some(Plan {
+            let plan = Plan {
                 exit: ExitId::E2,
                 title,
                 inserts: vec![
@@ -254,7 +258,8 @@ fn loop_plan(
                     (body_top(node, body, first, source), style.cap_check(&cap, &counter, inner, &unit)),
                 ],
                 replaces: Vec::new(),
-            })
+            };
+            rust_leaves_with_value(plan, node, source, language, "max_turns")
         }
         Missing::Detect => {
             // (What the pass changes: what it assigns and the loop's own variable.)
@@ -271,18 +276,15 @@ fn loop_plan(
                     stack.extend(n.named_children(&mut cursor));
                 }
             }
-            let plan = watched_value(body, source, language, &changed)
-                .map(|watch| progress_plan(source, &style, header, outer, &unit, watch))
-                .or_else(|| idle_round_plan(body, source, language, &unit));
-            if let Some(mut plan) = plan {
-                if language == Language::Rust {
-                    if let Some(value) = rust_break_value(node, source)? {
-                        for (_, text) in &mut plan.inserts {
-                            *text = text.replace("break; //", &format!("break {value}; //"));
-                        }
-                    }
-                }
-                return Some(plan);
+            // (A flag the pass lowers and raises is read as it is: its
+            // value compared with the last round's would stop the loop
+            // after two rounds that both did something.)
+            let plan = idle_round_plan(body, source, language, &unit).or_else(|| {
+                watched_value(body, source, language, &changed)
+                    .map(|watch| progress_plan(source, &style, header, outer, &unit, watch))
+            });
+            if let Some(plan) = plan {
+                return rust_leaves_with_value(plan, node, source, language, "no_progress");
             }
             if language == Language::Bash {
                 return repository_plan(source, &style, body, header, outer, inner, &unit);
@@ -825,6 +827,25 @@ fn matched_success<'t>(body: Node<'t>, source: &str, language: Language) -> Opti
             Some(statement)
         };
         let Some(expression) = expression.filter(|e| e.kind() == "match_expression") else { continue };
+        // (What a call of the pass made, not a field it may never change;
+        // not what a channel hands over, the same heartbeat twice.)
+        let made = expression.child_by_field_name("value").is_some_and(|value| {
+            let mut call = value;
+            while matches!(call.kind(), "try_expression" | "await_expression") {
+                let Some(inner) = call.named_child(0) else { break };
+                call = inner;
+            }
+            (call.kind() == "call_expression").then_some(call).is_some_and(|c| {
+                let callee = callee_text(c, source);
+                !matches!(
+                    callee.rsplit(['.', ':']).next(),
+                    Some("recv" | "try_recv" | "recv_timeout" | "next")
+                )
+            })
+        });
+        if !made {
+            continue;
+        }
         let Some(arms) = expression.child_by_field_name("body") else { continue };
         let mut cursor = arms.walk();
         for arm in arms.named_children(&mut cursor).filter(|a| a.kind() == "match_arm") {
@@ -866,6 +887,29 @@ fn idle_round_plan(body: Node<'_>, source: &str, language: Language, unit: &str)
             continue;
         };
         let words = crate::words::canonical_words(flag);
+        // (A flag that says the opposite, `progressStalled`, `queueEmpty`,
+        // `noChange`, raised when the work stopped, is not this one.)
+        let opposite = words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "stall"
+                    | "empty"
+                    | "no"
+                    | "none"
+                    | "idle"
+                    | "stop"
+                    | "done"
+                    | "fail"
+                    | "failed"
+                    | "error"
+                    | "blocked"
+                    | "wait"
+                    | "waiting"
+            )
+        });
+        if opposite {
+            continue;
+        }
         let exit = if words.iter().any(|w| matches!(w.as_str(), "queue" | "worked")) {
             ExitId::E1
         } else if words.iter().any(|w| w == "change") {
@@ -873,17 +917,12 @@ fn idle_round_plan(body: Node<'_>, source: &str, language: Language, unit: &str)
         } else {
             continue;
         };
-        let raises = |s: &Node<'_>| {
-            let text = source.get(s.byte_range()).unwrap_or("");
-            ["true", "True"].iter().any(|value| {
-                text.match_indices(&format!("{flag} = {value}")).any(|(at, _)| {
-                    !text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '.')
-                })
-            })
+        let Some(&raised) = statements[index + 1..].iter().rev().find(|s| raises_flag(**s, flag, source))
+        else {
+            continue;
         };
-        let raised = *statements[index + 1..].iter().rev().find(|s| raises(s))?;
         if !check_fits_after(source, raised) || !starts_its_line(source, raised.start_byte()) {
-            return None;
+            continue;
         }
         let at = indentation_of_line(source, line_start(source, raised.start_byte()));
         let note =
@@ -912,6 +951,49 @@ fn idle_round_plan(body: Node<'_>, source: &str, language: Language, unit: &str)
     None
 }
 
+/// Whether `statement` sets `flag` to true itself: an assignment in it,
+/// not in a function, closure or goroutine it defines (a callback or a
+/// goroutine may raise it after the pass has read it), unless the pass
+/// calls that function where it stands (`func() { defer recover(); ...
+/// }()`).
+fn raises_flag(statement: Node<'_>, flag: &str, source: &str) -> bool {
+    let called_here = |function: Node<'_>| {
+        let mut outer = function.parent();
+        while let Some(parenthesised) = outer.filter(|o| o.kind() == "parenthesized_expression") {
+            outer = parenthesised.parent();
+        }
+        outer.is_some_and(|call| {
+            call.kind() == "call_expression"
+                && call
+                    .child_by_field_name("function")
+                    .is_some_and(|f| f.byte_range().contains(&function.start_byte()))
+                && !call.parent().is_some_and(|p| matches!(p.kind(), "go_statement" | "defer_statement"))
+        })
+    };
+    let mut stack = vec![statement];
+    let mut cursor = statement.walk();
+    while let Some(node) = stack.pop() {
+        let kind = node.kind();
+        let function = is_function(kind)
+            || kind.contains("closure")
+            || kind.contains("lambda")
+            || kind == "func_literal";
+        if function && !called_here(node) {
+            continue;
+        }
+        if matches!(kind, "assignment" | "assignment_expression" | "assignment_statement") {
+            let text = |field: &str| {
+                node.child_by_field_name(field).and_then(|n| source.get(n.byte_range())).map(str::trim)
+            };
+            if text("left") == Some(flag) && matches!(text("right"), Some("true" | "True")) {
+                return true;
+            }
+        }
+        stack.extend(node.named_children(&mut cursor));
+    }
+    false
+}
+
 /// The name a statement sets to false, when that is all it does (`anyWork
 /// := false`, `let mut changed = false;`, `progress = False`, `var busy bool`).
 fn lowered_flag(text: &str, language: Language) -> Option<&str> {
@@ -927,33 +1009,79 @@ fn lowered_flag(text: &str, language: Language) -> Option<&str> {
     (plain && matches!(value, "false" | "False")).then_some(name)
 }
 
-/// Rust: the value a check leaves a `loop` with when the loop's value is
-/// taken (`let stop_reason = loop { ... break "max_iterations".to_string();
-/// }`): its other breaks' shape, saying "no_progress". `Some(None)` for a
-/// loop whose value nobody takes; None when no break shows the shape.
-fn rust_break_value(node: Node<'_>, source: &str) -> Option<Option<String>> {
-    if node.kind() != "loop_expression" || node.parent().is_some_and(|p| p.kind() == "expression_statement") {
-        return Some(None);
+/// Rust: a plan's checks leave a `loop` whose value is taken (`let
+/// stop_reason = loop { ... break "max_iterations".to_string(); }`, or a
+/// loop a function returns) with a value of its other breaks' shape,
+/// saying `word`. None when a break carries a value of another shape (a
+/// `format!`, a variable): no text can stand for it.
+fn rust_leaves_with_value(
+    mut plan: Plan,
+    node: Node<'_>,
+    source: &str,
+    language: Language,
+    word: &str,
+) -> Option<Plan> {
+    if language != Language::Rust {
+        return Some(plan);
     }
+    if let Some(value) = rust_break_value(node, source, word)? {
+        for (_, text) in &mut plan.inserts {
+            *text = text.replace("break;", &format!("break {value};"));
+        }
+    }
+    Some(plan)
+}
+
+/// The value a `break` of the Rust loop `node` takes, shaped after its own
+/// breaks' (not those of a loop or closure inside it, nor one that names a
+/// label): `Some(None)` when none takes a value, `Some(Some(text))` when
+/// one is a plain string literal, alone or turned into a `String`
+/// (`"done"`, `"done".to_string()`, `.to_owned()`, `.into()`,
+/// `String::from("done")`), None otherwise.
+fn rust_break_value(node: Node<'_>, source: &str, word: &str) -> Option<Option<String>> {
+    let mut values = Vec::new();
     let mut stack = vec![node];
+    let mut cursor = node.walk();
     while let Some(n) = stack.pop() {
         if n.id() != node.id() && (is_loop_or_function(n.kind()) || n.kind().contains("closure")) {
             continue;
         }
         if n.kind() == "break_expression" {
-            let mut cursor = n.walk();
-            let value = n.named_children(&mut cursor).find(|c| c.kind() != "label");
-            if let Some(value) = value {
-                let text = source.get(value.byte_range())?;
-                let open = text.find('"')?;
-                let close = open + 1 + text[open + 1..].find('"')?;
-                return Some(Some(format!("{}\"no_progress\"{}", &text[..open], &text[close + 1..])));
+            let children: Vec<Node<'_>> = n.named_children(&mut cursor).collect();
+            if children.iter().any(|c| c.kind() == "label") {
+                continue;
+            }
+            if let Some(value) = children.first() {
+                values.push(source.get(value.byte_range())?);
             }
         }
-        let mut cursor = n.walk();
         stack.extend(n.named_children(&mut cursor));
     }
-    None
+    if values.is_empty() {
+        return Some(None);
+    }
+    let plain = |literal: &str| {
+        literal.len() >= 2
+            && literal.starts_with('"')
+            && literal.ends_with('"')
+            && !literal[1..literal.len() - 1].contains(['"', '\\'])
+    };
+    values.iter().find_map(|value| {
+        let value = value.trim();
+        let (before, literal, after) = if let Some(inner) =
+            value.strip_prefix("String::from(").and_then(|rest| rest.strip_suffix(')'))
+        {
+            ("String::from(", inner.trim(), ")")
+        } else {
+            let end = value.rfind('"')? + 1;
+            let after = &value[end..];
+            if !matches!(after, "" | ".to_string()" | ".to_owned()" | ".into()") {
+                return None;
+            }
+            ("", &value[..end], after)
+        };
+        plain(literal).then(|| Some(format!("{before}\"{word}\"{after}")))
+    })
 }
 
 /// For a step call that drops its result and hands a name on (Python):

@@ -3981,8 +3981,14 @@ fn passes_that_brought_nothing_counted_in_a_row_are_no_progress() {
     let empty = "async function run(agent) {\n  let consecutiveEmptyIterations = 0;\n  const EMPTY_ITERATION_LIMIT = 5;\n  for (let iteration = 0; iteration < this.maxIterations; iteration++) {\n    const parsed = await agent.step();\n    if (parsed.answer) {\n      return parsed.answer;\n    }\n    if (!parsed.toolCalls.length) {\n      consecutiveEmptyIterations++;\n      if (consecutiveEmptyIterations >= EMPTY_ITERATION_LIMIT) {\n        return 'stuck';\n      }\n    } else {\n      consecutiveEmptyIterations = 0;\n    }\n  }\n}\n";
     check(TypeScript, empty, &[E1, E2, E5]);
     // Empty replies counted are the model failing to answer: an error threshold.
-    let replies = "async function run(agent) {\n  let emptyResponses = 0;\n  while (true) {\n    const reply = await agent.step();\n    if (reply.done) {\n      return reply;\n    }\n    if (!reply.text) {\n      emptyResponses++;\n      if (emptyResponses >= 3) {\n        throw new Error('the model keeps answering nothing');\n      }\n    }\n  }\n}\n";
+    let replies = "async function run(agent) {\n  let emptyResponseIterations = 0;\n  while (true) {\n    const reply = await agent.step();\n    if (reply.done) {\n      return reply;\n    }\n    if (!reply.text) {\n      emptyResponseIterations++;\n      if (emptyResponseIterations >= 3) {\n        throw new Error('the model keeps answering nothing');\n      }\n    }\n  }\n}\n";
     check_absent(TypeScript, replies, E5);
+    // Empty turns are empty replies too.
+    let turns = "async function run(agent) {\n  let emptyTurnCount = 0;\n  for (let i = 0; i < 50; i++) {\n    const reply = await agent.step();\n    if (reply.done) {\n      return reply;\n    }\n    if (!reply.text) {\n      emptyTurnCount++;\n      if (emptyTurnCount >= MAX_EMPTY_TURNS) {\n        return;\n      }\n    }\n  }\n}\n";
+    check_absent(TypeScript, turns, E5);
+    // Rounds counted when they failed are failures.
+    let failed = "def run(agent):\n    empty_rounds = 0\n    for i in range(30):\n        try:\n            if agent.step().done:\n                return\n        except Exception:\n            empty_rounds += 1\n            if empty_rounds >= 3:\n                break\n";
+    check_absent(Python, failed, E5);
 }
 
 #[test]

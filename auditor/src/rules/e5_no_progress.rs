@@ -14,7 +14,8 @@
 //! seen states (`if key in seen`, `seen.has(key)`, `if visited[next]`),
 //! repeated-action detectors,
 //! stall and patience counters (`if stall_count >= 3`), stale passes counted
-//! or tracked (`stale_tracker.should_abort()`), no change
+//! or tracked (`stale_tracker.should_abort()`), passes that brought nothing
+//! counted (`consecutiveEmptyIterations >= EMPTY_ITERATION_LIMIT`), no change
 //! (`if not changed`, `git diff --quiet && break`, `delta < EPSILON`).
 //!
 //! # What does not
@@ -51,8 +52,9 @@ pub(crate) fn stale_passes(view: &ClauseView<'_>) -> bool {
 pub(crate) fn empty_passes(view: &ClauseView<'_>) -> bool {
     view.has("empty")
         && view.clause.ordering
-        && view.any(&["iter", "round", "rounds", "cycle", "cycles"])
+        && view.any(&["iter", "round", "cycle", "cycles"])
         && !view.has("turn")
+        && !view.error_counter
         && !view.any(&[
             "response",
             "responses",
