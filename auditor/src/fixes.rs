@@ -927,15 +927,7 @@ fn idle_round_plan(body: Node<'_>, source: &str, language: Language, unit: &str)
         let at = indentation_of_line(source, line_start(source, raised.start_byte()));
         let note =
             if exit == ExitId::E1 { "nothing worked this round" } else { "nothing changed this round" };
-        let check = match language {
-            Language::Python => format!("{at}if not {flag}:\n{at}{unit}break  # {note}\n"),
-            Language::JavaScript | Language::TypeScript | Language::Tsx => {
-                format!("{at}if (!{flag}) break; // {note}\n")
-            }
-            Language::Go => format!("{at}if !{flag} {{\n{at}{unit}break // {note}\n{at}}}\n"),
-            Language::Rust => format!("{at}if !{flag} {{\n{at}{unit}break; // {note}\n{at}}}\n"),
-            Language::Bash => return None,
-        };
+        let check = Style::of(language).flag_check(flag, at, unit, note)?;
         let title = if exit == ExitId::E1 {
             format!("Stop when the work is done: end the loop after a round in which nothing worked (`{flag}` stayed false)")
         } else {
@@ -2949,6 +2941,21 @@ impl Style {
                 "{at}if [ \"${watched}\" = \"${previous}\" ]; then\n{at}{unit}break  # nothing changed since the last round\n{at}fi\n{at}{previous}=\"${watched}\"\n"
             ),
         }
+    }
+
+    /// The check after the statement that may raise a round's `flag`: the
+    /// loop ends when it stayed false. (None in the shell, which keeps no
+    /// such flags.)
+    fn flag_check(&self, flag: &str, at: &str, unit: &str, note: &str) -> Option<String> {
+        Some(match self.language {
+            Language::Python => format!("{at}if not {flag}:\n{at}{unit}break  # {note}\n"),
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                format!("{at}if (!{flag}) break; // {note}\n")
+            }
+            Language::Go => format!("{at}if !{flag} {{\n{at}{unit}break // {note}\n{at}}}\n"),
+            Language::Rust => format!("{at}if !{flag} {{\n{at}{unit}break; // {note}\n{at}}}\n"),
+            Language::Bash => return None,
+        })
     }
 
     /// The progress check on a step's result that the fix keeps: a step

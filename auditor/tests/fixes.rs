@@ -35,6 +35,14 @@ fn check_fixes(name: &str, source: &str, language: Language, report: &FileReport
     problems
 }
 
+/// No fix offered for `source` writes `text`.
+fn assert_no_fix_writes(language: Language, source: &str, text: &str) {
+    let report = audit(source, None, Some(language));
+    for fix in &report.fixes {
+        assert!(!fix.apply(source).contains(text), "a fix writes {text:?}:\n{}", fix.diff);
+    }
+}
+
 fn fix_of(language: Language, source: &str, exit: ExitId) -> (FileReport, String) {
     let report = audit(source, None, Some(language));
     let fix =
@@ -627,28 +635,21 @@ fn a_rust_loop_leaves_with_a_value_of_its_breaks_shape_or_gets_no_check() {
     assert!(fixed.contains("break \"no_progress\".to_string(); //"), "{fixed}");
     // A value made with arguments has no text that could stand for it.
     let formatted = "fn run(agent: &mut Agent) -> String {\n    let mut turns = 0;\n    let reason = loop {\n        turns += 1;\n        if turns > 20 {\n            break format!(\"stopped after {} turns\", turns);\n        }\n        let reply = agent.step();\n        println!(\"{reply}\");\n    };\n    reason\n}\n";
-    let report = audit(formatted, None, Some(Language::Rust));
-    assert!(
-        report.fixes.iter().all(|f| !f.apply(formatted).contains("format!(\"no_progress\"")),
-        "{:?}",
-        report.fixes
-    );
+    assert_no_fix_writes(Language::Rust, formatted, "format!(\"no_progress\"");
     // The cap of a loop with no bound leaves with a value too.
     let capless = "fn run(agent: &mut Agent) -> String {\n    let reason = loop {\n        let reply = agent.step();\n        if reply.done {\n            break \"done\".to_string();\n        }\n    };\n    reason\n}\n";
     let (_, fixed) = fix_of(Language::Rust, capless, ExitId::E2);
     assert!(fixed.contains("break \"max_turns\".to_string();"), "{fixed}");
     // A field matched each pass is not what the pass made.
     let field = "fn run(agent: &mut Agent) {\n    let mut turns = 0;\n    loop {\n        turns += 1;\n        if turns > 10 {\n            break;\n        }\n        match agent.current {\n            Some(step) => {\n                agent.apply(step);\n            }\n            None => {}\n        }\n    }\n}\n";
-    let report = audit(field, None, Some(Language::Rust));
-    assert!(report.fixes.iter().all(|f| !f.apply(field).contains("Some(&step)")), "{:?}", report.fixes);
+    assert_no_fix_writes(Language::Rust, field, "Some(&step)");
 }
 
 #[test]
 fn a_flag_raised_elsewhere_or_saying_the_opposite_is_not_the_rounds_work() {
     // Raised in a goroutine: the pass reads it before any has run.
     let goroutines = "package a\n\nfunc run(agents []*Agent, maxRounds int) {\n\tfor round := 0; round < maxRounds; round++ {\n\t\tanyWork := false\n\t\tvar wg sync.WaitGroup\n\t\tfor _, a := range agents {\n\t\t\twg.Add(1)\n\t\t\tgo func(a *Agent) {\n\t\t\t\tdefer wg.Done()\n\t\t\t\tif a.Step() {\n\t\t\t\t\tanyWork = true\n\t\t\t\t}\n\t\t\t}(a)\n\t\t}\n\t\twg.Wait()\n\t}\n}\n";
-    let report = audit(goroutines, None, Some(Language::Go));
-    assert!(report.fixes.iter().all(|f| !f.apply(goroutines).contains("if !anyWork")), "{:?}", report.fixes);
+    assert_no_fix_writes(Language::Go, goroutines, "if !anyWork");
     // A function called where it stands (to recover from a panic) runs in the pass.
     let recovered = goroutines
         .replace("\t\t\twg.Add(1)\n\t\t\tgo func(a *Agent) {", "\t\t\twg.Add(1)\n\t\t\tfunc(a *Agent) {");
@@ -661,12 +662,7 @@ fn a_flag_raised_elsewhere_or_saying_the_opposite_is_not_the_rounds_work() {
     );
     // A flag raised when the work stopped is not one raised when it moved.
     let stalled = "async function run(agent, sections) {\n  for (let round = 0; round < 10; round++) {\n    let progressStalled = false;\n    for (const s of sections) {\n      if (!(await agent.improve(s))) {\n        progressStalled = true;\n      }\n    }\n    await agent.save(sections);\n  }\n}\n";
-    let report = audit(stalled, None, Some(Language::JavaScript));
-    assert!(
-        report.fixes.iter().all(|f| !f.apply(stalled).contains("if (!progressStalled)")),
-        "{:?}",
-        report.fixes
-    );
+    assert_no_fix_writes(Language::JavaScript, stalled, "if (!progressStalled)");
     // A flag of change is read as it is, not compared with the last round's.
     let changes = "def polish(agent, sections):\n    for round in range(10):\n        changes = False\n        for s in sections:\n            if agent.improve(s):\n                changes = True\n        agent.save(sections)\n";
     let (_, fixed) = fix_of(Language::Python, changes, ExitId::E5);
@@ -678,10 +674,5 @@ fn a_framework_run_outside_the_warnings_loop_gets_no_cap() {
     // The worklist grows; a turn cap on the run inside it bounds the run,
     // not the list.
     let source = "from agents import Agent, Runner\n\n\ndef run(agent, task):\n    todo = [task]\n    for item in todo:\n        r = Runner.run_sync(agent, item)\n        if r.final_output == \"DONE\":\n            break\n        todo.extend(r.new_items)\n";
-    let report = audit(source, None, Some(Language::Python));
-    assert!(
-        report.fixes.iter().all(|f| f.exit != ExitId::E2 || !f.apply(source).contains("max_turns")),
-        "{:?}",
-        report.fixes
-    );
+    assert_no_fix_writes(Language::Python, source, "max_turns");
 }
